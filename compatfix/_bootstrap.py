@@ -1,0 +1,136 @@
+"""Start-up activation: the only compatfix code that runs in every Python process.
+
+It must stay stdlib-only and nearly free (principle 1): it reads a few environment
+variables and puts one small meta-path finder on ``sys.meta_path``. The finder looks at
+an import only when the imported name's top-level package is one compatfix has shims
+for; the shim registry, wrapt and the shims themselves load the first time that happens.
+
+Entry points into this module: ``bootstrap()`` (named by ``compatfix.pth`` and
+``compatfix.start``), the sitecustomize folder, and ``python -m compatfix``.
+"""
+
+from __future__ import annotations
+
+import _thread  # not `threading`: that module is not loaded at start-up and costs time
+import os
+import sys
+
+# Top-level packages that some built-in shim targets or waits for. A test checks that
+# this equals what the registry declares, so the two cannot drift apart.
+TRIGGER_PACKAGES = frozenset({"numpy", "torch"})
+
+# How this process was activated: None (not at all), "pth", "sitecustomize" or "cli".
+activated_by: str | None = None
+
+
+def _switched_off() -> bool:
+    # -I promises an interpreter unaffected by the user's environment; honour it.
+    if sys.flags.isolated:
+        return True
+    return os.environ.get("COMPATFIX", "1").strip().lower() in ("0", "false", "no", "off")
+
+
+class CompatfixFinder:
+    """Meta-path finder that hands imports of target modules to the shim engine.
+
+    For any other name it returns None after one set lookup, so ordinary imports pay
+    nothing measurable. It never imports anything itself until a target is imported.
+    """
+
+    is_compatfix_finder = True  # how installed_finder() recognises it (no isinstance:
+    # a second copy of this module, e.g. from another sys.path entry, must match too)
+
+    def __init__(self) -> None:
+        self.packages = set(TRIGGER_PACKAGES)
+        self._engine = None
+        self._engine_lock = _thread.RLock()
+        self._local = _thread._local()
+
+    @property
+    def engine(self):
+        """The shim engine, loaded on first use (imports the registry and the shims)."""
+        engine = self._engine
+        if engine is None:
+            with self._engine_lock:
+                if self._engine is None:
+                    from compatfix import _engine
+
+                    self._engine = _engine.Engine.from_environment(self)
+                engine = self._engine
+        return engine
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.partition(".")[0] not in self.packages:
+            return None
+        busy = self._local.__dict__.setdefault("busy", set())
+        if fullname in busy:  # another finder asked importlib again: step aside
+            return None
+        engine = self.engine
+        if not engine.handles(fullname):
+            return None
+        busy.add(fullname)
+        try:
+            spec = self._find_real_spec(fullname, path, target)
+        finally:
+            busy.discard(fullname)
+        return engine.prepare_spec(fullname, spec)
+
+    def _find_real_spec(self, fullname, path, target):
+        for finder in list(sys.meta_path):
+            if finder is self:
+                continue
+            find_spec = getattr(finder, "find_spec", None)
+            if find_spec is None:
+                continue
+            spec = find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+def installed_finder() -> CompatfixFinder | None:
+    for finder in sys.meta_path:
+        if getattr(type(finder), "is_compatfix_finder", False):
+            return finder
+    return None
+
+
+_activate_lock = _thread.allocate_lock()
+
+
+def activate(source: str) -> CompatfixFinder:
+    """Install the finder once per process (idempotent) and remember who asked first."""
+    global activated_by
+    with _activate_lock:
+        finder = installed_finder()
+        if finder is None:
+            finder = CompatfixFinder()
+            sys.meta_path.insert(0, finder)
+            if activated_by is None:
+                activated_by = source
+            if os.environ.get("COMPATFIX_REPORT") and not os.environ.get("COMPATFIX_RUN_ID"):
+                start_run()
+    # Targets imported before activation (an interactive session, a late sitecustomize)
+    # get their shims now.
+    if any(name in sys.modules for name in finder.packages):
+        finder.engine.catch_up()
+    return finder
+
+
+def start_run() -> None:
+    """Name a new run: every process of the tree (launcher workers, spawn children)
+    inherits the id and adds its record to the same report."""
+    os.environ["COMPATFIX_RUN_ID"] = "%d-%s" % (os.getpid(), os.urandom(4).hex())
+
+
+def bootstrap() -> None:
+    """Zero-argument start-up hook named by ``compatfix.pth`` and ``compatfix.start``."""
+    if _switched_off():
+        return
+    try:
+        activate("pth")
+    except Exception as exc:  # never let start-up break the interpreter
+        sys.stderr.write("compatfix: activation failed and is skipped: %r\n" % (exc,))

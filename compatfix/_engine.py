@@ -1,0 +1,251 @@
+"""The shim engine: loaded on the first import of a target package, it decides which
+shims apply, runs them at the right moment of an import, and records the outcome.
+
+Policy (principle 2): a shim that raises is reported once and the import goes on
+without it; strict mode turns that into an error. Each shim runs at most once per
+module object, and never when the installed versions do not need it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+import weakref
+
+from compatfix import _messages, _report, _versions
+from compatfix._config import Settings
+from compatfix.registry import AFTER_IMPORT, BEFORE_CONSUMER, PROVIDE, Shim, all_shims
+
+
+class CompatfixError(RuntimeError):
+    """A shim failed to apply in strict mode."""
+
+
+_active: "Engine | None" = None
+
+
+def active() -> "Engine | None":
+    """The engine of this process, once a target import has loaded it."""
+    return _active
+
+
+class Engine:
+    def __init__(self, shims: list[Shim], settings: Settings, problems=()) -> None:
+        self.settings = settings
+        self.shims = {shim.name: shim for shim in shims}
+        self.recorder = _report.Recorder()
+        self.after: dict[str, list[Shim]] = {}
+        self.before: dict[str, list[Shim]] = {}
+        self.provide: dict[str, Shim] = {}
+        for shim in shims:
+            if shim.kind == AFTER_IMPORT:
+                for target in shim.targets:
+                    self.after.setdefault(target, []).append(shim)
+            elif shim.kind == BEFORE_CONSUMER:
+                for consumer in shim.consumers:
+                    self.before.setdefault(consumer, []).append(shim)
+            elif shim.kind == PROVIDE:
+                for target in shim.targets:
+                    self.provide[target] = shim
+        self._done: dict[str, weakref.WeakSet] = {}  # shim name -> modules it ran on
+        self._recorded: set[tuple[str, str, str]] = set()
+        self._lock = threading.RLock()
+        for problem in list(problems) + settings.problems + settings.unknown_names(self.shims):
+            self.recorder.note(problem)
+            _messages.say(problem)
+        self._report_registered = False
+
+    @classmethod
+    def from_environment(cls, finder=None) -> "Engine":
+        shims, problems = all_shims()
+        global _active
+        engine = cls(shims, Settings.from_environ(), problems)
+        _active = engine
+        if finder is not None:
+            finder.packages.update(name.partition(".")[0] for name in engine.watched())
+        engine._register_report()
+        return engine
+
+    # --- what the finder asks ---------------------------------------------------------
+
+    def watched(self) -> set[str]:
+        return set(self.after) | set(self.before) | set(self.provide)
+
+    def handles(self, fullname: str) -> bool:
+        return fullname in self.after or fullname in self.before or fullname in self.provide
+
+    def prepare_spec(self, fullname: str, spec):
+        """Hook the real module's loader, or provide a missing one; None to step aside."""
+        if spec is None:
+            shim = self.provide.get(fullname)
+            if shim is None or not self._should_run(shim, fullname):
+                return None
+            return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))
+        if (fullname in self.after or fullname in self.before) and _can_hook(spec.loader):
+            spec.loader = _HookedLoader(self, spec.loader)
+        return spec
+
+    def catch_up(self) -> None:
+        """Apply shims to targets that were imported before compatfix was activated."""
+        for name in sorted(self.watched()):
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            self.run_before(name)
+            self.run_after(module)
+
+    # --- running shims ----------------------------------------------------------------
+
+    def run_before(self, consumer: str) -> None:
+        for shim in self.before.get(consumer, ()):
+            for target in shim.targets:
+                if not self._should_run(shim, target):
+                    continue
+                module = sys.modules.get(target)
+                if module is None:
+                    try:
+                        module = importlib.import_module(target)
+                    except Exception as exc:
+                        self._failed(shim, target, exc)
+                        continue
+                self._apply(shim, module)
+
+    def run_after(self, module) -> None:
+        for shim in self.after.get(module.__name__, ()):
+            if self._should_run(shim, module.__name__):
+                self._apply(shim, module)
+
+    def _should_run(self, shim: Shim, target: str) -> bool:
+        enabled, why = self.settings.is_enabled(shim.name, shim.default)
+        if enabled:
+            needed, why = _versions.check_requires(shim.requires)
+            if needed:
+                return True
+        self._record_once(shim, target, "skipped", reason=why)
+        return False
+
+    def _record_once(self, shim: Shim, target: str, outcome: str, **fields) -> None:
+        key = (shim.name, target, outcome)
+        with self._lock:
+            if key in self._recorded:
+                return
+            self._recorded.add(key)
+        self.recorder.add(outcome, shim=shim.name, module=target, **fields)
+
+    def _apply(self, shim: Shim, module) -> bool:
+        """Run ``shim`` on ``module`` unless it already ran there; False if it failed."""
+        with self._lock:
+            done = self._done.setdefault(shim.name, weakref.WeakSet())
+            if module in done:
+                return True
+            done.add(module)
+        try:
+            shim.apply(module)
+        except Exception as exc:
+            self._failed(shim, module.__name__, exc)
+            return False
+        self.recorder.add("applied", shim=shim.name, module=module.__name__, risk=shim.risk)
+        return True
+
+    def _failed(self, shim: Shim, target: str, exc: Exception) -> None:
+        error = "%s: %s" % (type(exc).__name__, exc)
+        self.recorder.add("failed", shim=shim.name, module=target, error=error)
+        if self.settings.strict:
+            raise CompatfixError("shim %r failed to apply to %s (strict mode): %s" % (shim.name, target, error)) from exc
+        _messages.say(
+            "shim %r failed to apply to %s and is skipped (%s). The program goes on without it; "
+            "to silence this, disable it with --disable %s or COMPATFIX_DISABLE=%s."
+            % (shim.name, target, error, shim.name, shim.name)
+        )
+
+    # --- the report ---------------------------------------------------------------------
+
+    def _register_report(self) -> None:
+        path = self.settings.report_path
+        if not path or self._report_registered:
+            return
+        problem = _report.check_writable(path)
+        if problem:
+            self.recorder.note(problem)
+            _messages.say(problem)
+            return
+        self._report_registered = True
+        import atexit
+
+        atexit.register(self.write_report)
+        # multiprocessing children leave through os._exit, which skips atexit.
+        multiprocessing = sys.modules.get("multiprocessing")
+        if multiprocessing is not None and multiprocessing.parent_process() is not None:
+            from multiprocessing import util
+
+            util.Finalize(None, self.write_report, exitpriority=0)
+
+    def write_report(self) -> None:
+        path = self.settings.report_path
+        if not path:
+            return
+        run_id = os.environ.get("COMPATFIX_RUN_ID", str(os.getpid()))
+        try:
+            _report.write(path, self.recorder.process_record(), run_id)
+        except Exception as exc:
+            _messages.say("could not write the report to %r: %s" % (path, exc))
+
+    @property
+    def tracking_uses(self) -> bool:
+        """Whether restored names should record where they are used (report mode)."""
+        return bool(self.settings.report_path)
+
+
+def _can_hook(loader) -> bool:
+    return loader is not None and hasattr(loader, "exec_module")
+
+
+class _HookedLoader:
+    """Wraps a target's real loader to run shims around its ``exec_module``.
+
+    Everything else is delegated, and the module's ``__loader__`` and
+    ``__spec__.loader`` are set back to the real loader before its code runs, so that
+    resource readers and introspection see the real thing.
+    """
+
+    def __init__(self, engine: Engine, loader) -> None:
+        self._engine = engine
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module) -> None:
+        name = module.__name__
+        module.__loader__ = self._loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self._loader
+        self._engine.run_before(name)
+        self._loader.exec_module(module)
+        self._engine.run_after(module)
+
+
+class _ProvidingLoader:
+    """Creates a module that no longer exists upstream and lets its shim fill it in."""
+
+    def __init__(self, engine: Engine, shim: Shim) -> None:
+        self._engine = engine
+        self._shim = shim
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        module.__compatfix_provided__ = self._shim.name
+        if not self._engine._apply(self._shim, module):
+            raise ModuleNotFoundError(
+                "No module named %r (compatfix could not provide it, see the warning above)" % module.__name__,
+                name=module.__name__,
+            )

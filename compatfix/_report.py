@@ -1,0 +1,130 @@
+"""What happened in this process: shims applied, skipped (why), failed (error), and
+where user code used a name that only exists because compatfix restored it.
+
+With ``--report PATH`` / ``COMPATFIX_REPORT`` every process of the run adds its record
+to one JSON file at exit (launcher workers and spawn children included), merged under
+a lock file. Without it, nothing is written and deprecated-name tracking is off, so
+restored names cost no more than any module attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from compatfix import _messages
+
+_IMPORT_MACHINERY = ("<frozen importlib", "importlib/__init__", "importlib\\__init__")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.applied: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.failed: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self._uses: dict[tuple[str, str, str, int], int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, outcome: str, **fields: Any) -> None:
+        with self._lock:
+            getattr(self, outcome).append(fields)
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self.notes.append(text)
+
+    def record_use(self, shim: str, name: str, depth: int) -> None:
+        """Count a use of a restored name at the first caller outside the import system."""
+        frame = sys._getframe(depth + 1)
+        while frame is not None and (
+            frame.f_code.co_filename.startswith(_IMPORT_MACHINERY)
+            or frame.f_globals.get("__name__", "").startswith("compatfix.")
+        ):
+            frame = frame.f_back
+        where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
+        key = (shim, name) + where
+        with self._lock:
+            self._uses[key] = self._uses.get(key, 0) + 1
+
+    def deprecated_uses(self) -> list[dict[str, Any]]:
+        with self._lock:
+            items = sorted(self._uses.items())
+        return [
+            {"shim": shim, "name": name, "file": path, "line": line, "count": count}
+            for (shim, name, path, line), count in items
+        ]
+
+    def process_record(self) -> dict[str, Any]:
+        uses = self.deprecated_uses()
+        with self._lock:
+            return {
+                "pid": os.getpid(),
+                "argv": list(sys.argv),
+                "rank": _messages.process_rank(),
+                "applied": list(self.applied),
+                "skipped": list(self.skipped),
+                "failed": list(self.failed),
+                "notes": list(self.notes),
+                "deprecated_uses": uses,
+            }
+
+
+def _locked(lock_path: str, timeout: float = 30.0):
+    """A cross-platform exclusive lock: a file created with O_EXCL."""
+
+    class _Lock:
+        def __enter__(self):
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    self.fd = os.open(lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    return self
+                except FileExistsError:
+                    if time.monotonic() > deadline:  # a crashed writer left it behind
+                        os.unlink(lock_path)
+                        continue
+                    time.sleep(0.01)
+
+        def __exit__(self, *exc):
+            os.close(self.fd)
+            os.unlink(lock_path)
+
+    return _Lock()
+
+
+def write(path: str, record: dict[str, Any], run_id: str) -> None:
+    """Add this process's record to the run's report at ``path``.
+
+    A report left by an earlier run (another run id) is replaced.
+    """
+    from compatfix import __version__
+
+    with _locked(path + ".lock"):
+        report = None
+        try:
+            with open(path, encoding="utf-8") as handle:
+                report = json.load(handle)
+        except (OSError, ValueError):
+            pass
+        if not isinstance(report, dict) or report.get("run_id") != run_id:
+            report = {"compatfix_version": __version__, "run_id": run_id, "processes": []}
+        report["processes"].append(record)
+        temporary = "%s.%d.tmp" % (path, os.getpid())
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, indent=2)
+        os.replace(temporary, path)
+
+
+def check_writable(path: str) -> str | None:
+    """A problem line if a report cannot be written at ``path``, else None."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        return "report path %r is a folder; no report will be written" % path
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        return "report path %r is not writable; no report will be written" % path
+    return None

@@ -1,0 +1,147 @@
+"""The shim registry: one declarative record per shim, collected from the built-in shim
+modules (``compatfix.shims.<library>``) and from third-party packages that declare an
+entry point in the ``compatfix.shims`` group.
+
+A record says what broke and where, which installed versions need the fix, how risky it
+is, whether it is on by default, and which function applies it. The engine decides when
+to call that function; nothing here imports a target library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Callable, Iterable, Mapping
+
+# How a shim meets its target module.
+AFTER_IMPORT = "after_import"  # patch the module right after it is imported
+PROVIDE = "provide"  # provide the module when the real one cannot be found
+BEFORE_CONSUMER = "before_consumer"  # patch the module before a consumer's code runs
+KINDS = (AFTER_IMPORT, PROVIDE, BEFORE_CONSUMER)
+
+# What a shim may change, from least to most sensitive.
+RISK_ALIAS = "alias"  # restores a removed name; no behaviour change
+RISK_BEHAVIOUR = "behaviour"  # changes or approximates behaviour
+RISK_SECURITY = "security"  # widens what a file or config can execute
+RISKS = (RISK_ALIAS, RISK_BEHAVIOUR, RISK_SECURITY)
+
+# The modules that declare the built-in shims, one per target library.
+BUILTIN_SHIM_MODULES = (
+    "compatfix.shims.numpy",
+    "compatfix.shims.torch",
+)
+
+ENTRY_POINT_GROUP = "compatfix.shims"
+
+
+class Shim:
+    """One compatibility fix, declared as data.
+
+    ``apply(module)`` receives the target module (for ``provide``: the new, empty module
+    to fill in). ``requires`` maps an importable package name to a version range such as
+    ``">=1.24"`` or ``">=1.24,<2"``: the shim applies only where every installed version
+    is in range. ``consumers`` names the modules that must see the patch before their own
+    import-time code runs (``before_consumer`` only).
+    """
+
+    __slots__ = (
+        "name", "targets", "kind", "apply", "requires", "broke", "summary",
+        "risk", "default", "consumers", "origin",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        targets: Iterable[str],
+        apply: Callable[[object], None],
+        broke: str,
+        summary: str,
+        requires: Mapping[str, str] | None = None,
+        kind: str = AFTER_IMPORT,
+        risk: str = RISK_ALIAS,
+        default: bool = True,
+        consumers: Iterable[str] = (),
+        origin: str = "compatfix",
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError("shim %r: kind must be one of %s" % (name, KINDS))
+        if risk not in RISKS:
+            raise ValueError("shim %r: risk must be one of %s" % (name, RISKS))
+        self.name = name
+        self.targets = tuple(targets)
+        self.kind = kind
+        self.apply = apply
+        self.requires = dict(requires or {})
+        self.broke = broke
+        self.summary = summary
+        self.risk = risk
+        self.default = default
+        self.consumers = tuple(consumers)
+        if kind == BEFORE_CONSUMER and not self.consumers:
+            raise ValueError("shim %r: before_consumer needs consumers" % name)
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return "Shim(%r, kind=%r, targets=%r)" % (self.name, self.kind, self.targets)
+
+    def watched_modules(self) -> tuple[str, ...]:
+        """The module names whose import triggers this shim."""
+        return self.consumers if self.kind == BEFORE_CONSUMER else self.targets
+
+
+def builtin_shims() -> list[Shim]:
+    shims: list[Shim] = []
+    for module_name in BUILTIN_SHIM_MODULES:
+        shims.extend(importlib.import_module(module_name).SHIMS)
+    return shims
+
+
+def plugin_shims() -> tuple[list[Shim], list[str]]:
+    """Shims that installed packages declare in the ``compatfix.shims`` entry-point group.
+
+    An entry point names a sequence of ``Shim`` records (or a callable returning one).
+    Returns the shims and one problem line per entry point that could not be loaded.
+    """
+    if sys.version_info >= (3, 10):
+        from importlib.metadata import entry_points
+    else:  # pragma: no cover - exercised on 3.8/3.9 only
+        from importlib_metadata import entry_points
+
+    shims: list[Shim] = []
+    problems: list[str] = []
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            declared = entry_point.load()
+            if callable(declared):
+                declared = declared()
+            records = list(declared)
+            for record in records:
+                if not isinstance(record, Shim):
+                    raise TypeError("%r is not a compatfix.registry.Shim" % (record,))
+                record.origin = "plugin %s" % entry_point.value
+        except Exception as exc:
+            problems.append(
+                "plugin shims from entry point %r (%s) could not be loaded and are "
+                "ignored: %s: %s" % (entry_point.name, entry_point.value, type(exc).__name__, exc)
+            )
+            continue
+        shims.extend(records)
+    return shims, problems
+
+
+def all_shims() -> tuple[list[Shim], list[str]]:
+    """Every known shim (built-in first, then plugins) and any loading problems.
+
+    A plugin shim whose name is already taken is dropped with a problem line.
+    """
+    shims = builtin_shims()
+    extra, problems = plugin_shims()
+    seen = {shim.name for shim in shims}
+    for shim in extra:
+        if shim.name in seen:
+            problems.append("plugin shim %r (%s) reuses a shim name and is ignored" % (shim.name, shim.origin))
+            continue
+        seen.add(shim.name)
+        shims.append(shim)
+    return shims, problems

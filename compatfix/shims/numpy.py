@@ -1,0 +1,156 @@
+"""Shims for NumPy: the aliases that 1.24, 2.0 and 2.4 removed.
+
+Every one is a pure alias (or, for asfarray, sctypes and find_common_type, a rebuild
+from public API) and is only set where the name is missing: numpy 2 re-added ``bool``
+and ``long`` with other meanings, and those are never touched.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from compatfix._versions import release_tuple
+from compatfix.patching import restore_names
+from compatfix.registry import Shim
+
+
+def restore_builtin_aliases(np) -> None:
+    names = {
+        "float": builtins.float,
+        "int": builtins.int,
+        "object": builtins.object,
+        "str": builtins.str,
+        "complex": builtins.complex,
+        "unicode": builtins.str,
+    }
+    # numpy 2 re-added np.bool (numpy's bool_) and np.long (C long) with other meanings.
+    if release_tuple(np.__version__) < (2,):
+        names.update(bool=builtins.bool, long=builtins.int)
+    restore_names(np, names, "numpy.builtin_aliases")
+
+
+def _asfarray(np):
+    def asfarray(a, dtype=np.double):
+        """Removed in numpy 2.0: ``a`` as an array of an inexact (float) dtype."""
+        if not np.issubdtype(dtype, np.inexact):
+            dtype = np.double
+        return np.asarray(a, dtype=dtype)
+
+    return asfarray
+
+
+def _sctypes(np) -> dict:
+    def present(*names):
+        types = []
+        for name in names:
+            scalar_type = getattr(np, name, None)
+            if scalar_type is not None and scalar_type not in types:
+                types.append(scalar_type)
+        return types
+
+    return {
+        "int": present("int8", "int16", "int32", "int64"),
+        "uint": present("uint8", "uint16", "uint32", "uint64"),
+        "float": present("float16", "float32", "float64", "longdouble"),
+        "complex": present("complex64", "complex128", "clongdouble"),
+        "others": [builtins.bool, builtins.object, builtins.bytes, builtins.str, np.void],
+    }
+
+
+def _find_common_type(np):
+    kinds = "buifcSUVOMm"
+
+    def find_common_type(array_types, scalar_types):
+        """Removed in numpy 2.0. Rebuilt on ``result_type``: scalars decide only when
+        they are of a higher kind than the arrays, as in numpy 1.x."""
+        array_types = [np.dtype(t) for t in array_types]
+        scalar_types = [np.dtype(t) for t in scalar_types]
+        maxa = np.result_type(*array_types) if array_types else None
+        maxsc = np.result_type(*scalar_types) if scalar_types else None
+        if maxa is None or maxsc is None:
+            return maxsc if maxa is None else maxa
+        if kinds.find(maxsc.kind) > kinds.find(maxa.kind):
+            return np.promote_types(maxsc, maxa)
+        return maxa
+
+    return find_common_type
+
+
+def restore_numpy2_aliases(np) -> None:
+    names = {
+        "float_": np.float64,
+        "complex_": np.complex128,
+        "cfloat": np.complex128,
+        "singlecomplex": np.complex64,
+        "longfloat": np.longdouble,
+        "longcomplex": np.clongdouble,
+        "clongfloat": np.clongdouble,
+        "string_": np.bytes_,
+        "unicode_": np.str_,
+        "NaN": np.nan,
+        "Inf": np.inf,
+        "Infinity": np.inf,
+        "infty": np.inf,
+        "PINF": np.inf,
+        "NINF": -np.inf,
+        "PZERO": 0.0,
+        "NZERO": -0.0,
+        "product": np.prod,
+        "cumproduct": np.cumprod,
+        "alltrue": np.all,
+        "sometrue": np.any,
+        "round_": np.round,
+        "bool8": np.bool_,
+        "int0": np.intp,
+        "uint0": np.uintp,
+        "object0": np.object_,
+        "str0": np.str_,
+        "bytes0": np.bytes_,
+        "void0": np.void,
+        "mat": np.asmatrix,
+        "issubclass_": builtins.issubclass,
+        "row_stack": np.vstack,
+        "asfarray": _asfarray(np),
+        "sctypes": _sctypes(np),
+        "find_common_type": _find_common_type(np),
+    }
+    restore_names(np, names, "numpy.numpy2_aliases")
+
+
+def restore_numpy24_removals(np) -> None:
+    def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None):
+        """Removed in numpy 2.4: ``isin`` on the flattened input."""
+        return np.isin(ar1, ar2, assume_unique=assume_unique, invert=invert, kind=kind).ravel()
+
+    restore_names(np, {"in1d": in1d, "trapz": np.trapezoid}, "numpy.numpy24_removals")
+
+
+SHIMS = (
+    Shim(
+        "numpy.builtin_aliases",
+        targets=["numpy"],
+        requires={"numpy": ">=1.24"},
+        apply=restore_builtin_aliases,
+        broke="numpy 1.24 (2022-12) removed np.float, np.int, np.bool, np.object, np.str, "
+        "np.long, np.complex, np.unicode (deprecated in 1.20)",
+        summary="restore np.float/int/object/str/complex/unicode as the builtins "
+        "(and np.bool/np.long on numpy < 2 only)",
+    ),
+    Shim(
+        "numpy.numpy2_aliases",
+        targets=["numpy"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_numpy2_aliases,
+        broke="numpy 2.0 (2024-06) removed float_, complex_, string_, unicode_, NaN, Inf, "
+        "product, alltrue, sctypes, find_common_type and more (NEP 52)",
+        summary="restore the NEP 52 aliases as the names numpy 2 recommends",
+    ),
+    Shim(
+        "numpy.numpy24_removals",
+        targets=["numpy"],
+        requires={"numpy": ">=2.4"},
+        apply=restore_numpy24_removals,
+        broke="numpy 2.4 (2025-12) removed in1d and trapz",
+        summary="restore np.in1d (flattened isin) and np.trapz (trapezoid)",
+    ),
+)

@@ -1,0 +1,45 @@
+"""Shims for PyTorch."""
+
+from __future__ import annotations
+
+import collections.abc
+import math
+
+from compatfix.patching import restore_names
+from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
+
+# What 2020-22 code imports from torch._six (timm 0.3.2's helpers, pre-2021 apex, the
+# grad-norm helpers copied through the DeiT/BEiT/MAE lineage).
+SIX_NAMES = {
+    "container_abcs": collections.abc,
+    "string_classes": (str, bytes),
+    "int_classes": int,
+    "inf": math.inf,
+    "nan": math.nan,
+}
+
+
+def restore_six(module) -> None:
+    restore_names(module, SIX_NAMES, "torch._six")
+
+
+SHIMS = (
+    Shim(
+        "torch._six",
+        targets=["torch._six"],
+        kind=PROVIDE,
+        requires={"torch": ">=2.0"},
+        apply=restore_six,
+        broke="torch 2.0 (2023-03) deleted torch._six",
+        summary="provide torch._six (container_abcs, string_classes, int_classes, inf, nan)",
+    ),
+    Shim(
+        "torch._six.names",
+        targets=["torch._six"],
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.8,<2.0"},
+        apply=restore_six,
+        broke="torch 1.8-1.9 (2021) dropped int_classes and container_abcs from torch._six",
+        summary="restore the names that torch 1.8-1.13's torch._six no longer has",
+    ),
+)
