@@ -55,7 +55,11 @@ class CompatfixFinder:
                 if self._engine is None:
                     from compatfix import _engine
 
-                    self._engine = _engine.Engine.from_environment(self)
+                    engine = self._engine = _engine.Engine.from_environment(self)
+                    # Targets imported before the engine existed (before activation,
+                    # or plugin targets imported before any built-in target) get
+                    # their shims now.
+                    engine.catch_up()
                 engine = self._engine
         return engine
 
@@ -113,10 +117,10 @@ def activate(source: str) -> CompatfixFinder:
                 activated_by = source
             if os.environ.get("COMPATFIX_REPORT") and not os.environ.get("COMPATFIX_RUN_ID"):
                 start_run()
-    # Targets imported before activation (an interactive session, a late sitecustomize)
-    # get their shims now.
+    # Targets imported before activation (an interactive session, a late sitecustomize):
+    # loading the engine applies their shims.
     if any(name in sys.modules for name in finder.packages):
-        finder.engine.catch_up()
+        finder.engine
     return finder
 
 

@@ -57,6 +57,7 @@ class Engine:
             self.recorder.note(problem)
             _messages.say(problem)
         self._report_registered = False
+        self._report_written = False
 
     @classmethod
     def from_environment(cls, finder=None) -> "Engine":
@@ -176,7 +177,7 @@ class Engine:
         import atexit
 
         atexit.register(self.write_report)
-        # multiprocessing children leave through os._exit, which skips atexit.
+        # Forked multiprocessing children leave through os._exit, which skips atexit.
         multiprocessing = sys.modules.get("multiprocessing")
         if multiprocessing is not None and multiprocessing.parent_process() is not None:
             from multiprocessing import util
@@ -185,8 +186,9 @@ class Engine:
 
     def write_report(self) -> None:
         path = self.settings.report_path
-        if not path:
+        if not path or self._report_written:
             return
+        self._report_written = True  # atexit and a multiprocessing finalizer may both call
         run_id = os.environ.get("COMPATFIX_RUN_ID", str(os.getpid()))
         try:
             _report.write(path, self.recorder.process_record(), run_id)
