@@ -4,8 +4,6 @@ Importing this package is cheap on purpose (it runs in every process through
 ``compatfix.pth``); the public helpers below load their machinery when called.
 """
 
-from __future__ import annotations
-
 __version__ = "0.1.0"
 __all__ = ["activate", "get_original", "is_patched", "__version__"]
 

@@ -9,8 +9,6 @@ Entry points into this module: ``bootstrap()`` (named by ``compatfix.pth`` and
 ``compatfix.start``), the sitecustomize folder, and ``python -m compatfix``.
 """
 
-from __future__ import annotations
-
 import _thread  # not `threading`: that module is not loaded at start-up and costs time
 import os
 import sys
@@ -20,7 +18,7 @@ import sys
 TRIGGER_PACKAGES = frozenset({"numpy", "torch"})
 
 # How this process was activated: None (not at all), "pth", "sitecustomize" or "cli".
-activated_by: str | None = None
+activated_by = None  # type: str | None
 
 
 def _switched_off() -> bool:
@@ -95,7 +93,7 @@ class CompatfixFinder:
         pass
 
 
-def installed_finder() -> CompatfixFinder | None:
+def installed_finder() -> "CompatfixFinder | None":
     for finder in sys.meta_path:
         if getattr(type(finder), "is_compatfix_finder", False):
             return finder
@@ -105,7 +103,7 @@ def installed_finder() -> CompatfixFinder | None:
 _activate_lock = _thread.allocate_lock()
 
 
-def activate(source: str) -> CompatfixFinder:
+def activate(source: str) -> "CompatfixFinder":
     """Install the finder once per process (idempotent) and remember who asked first."""
     global activated_by
     with _activate_lock:

@@ -1,0 +1,54 @@
+"""Originals are kept, applying twice is harmless, working names are never replaced."""
+
+from __future__ import annotations
+
+from support import clean_env, run_python
+
+
+def test_get_original_and_is_patched_after_a_restore():
+    result = run_python(
+        code="""
+        import numpy as np, compatfix
+        from compatfix.shims import numpy as shims
+        try:
+            compatfix.get_original(np, "float")
+        except AttributeError as exc:
+            print("no-original")
+        print(compatfix.is_patched(np, "float"), compatfix.is_patched(np, "float64"))
+        print(compatfix.get_original(np, "float64") is np.float64)
+        before = dict(vars(np))
+        shims.restore_builtin_aliases(np)   # applying again changes nothing
+        shims.restore_numpy2_aliases(np)
+        print(dict(vars(np)) == before)
+        """
+    )
+    assert result.stdout.split() == ["no-original", "True", "False", "True", "True"], result.stderr
+
+
+def test_report_mode_keeps_the_modules_own_getattr_as_the_original(tmp_path):
+    result = run_python(
+        code="""
+        import numpy as np, compatfix
+        original = compatfix.get_original(np, "__getattr__")
+        print(original.__module__, np.float is float)
+        try:
+            np.no_such_name
+        except AttributeError as exc:
+            print("still-raises")
+        """,
+        env=clean_env(COMPATFIX_REPORT=str(tmp_path / "r.json")),
+    )
+    assert result.stdout.split() == ["numpy", "True", "still-raises"], result.stderr
+
+
+def test_a_name_that_exists_is_never_overwritten(tmp_path):
+    # A stand-in numpy 1.26 that still has np.float (as numpy <= 1.23 had): compatfix
+    # must leave it alone. Real numpy 1.26 and 2.x are tested in test_shims_numpy.py.
+    package = tmp_path / "numpy"
+    package.mkdir()
+    (package / "__init__.py").write_text("__version__ = '1.26.4'\nclass float: pass\n")
+    result = run_python(
+        code="import numpy as np; print(np.float is float, np.float.__module__, np.int is int)",
+        env=clean_env(PYTHONPATH=str(tmp_path)),
+    )
+    assert result.stdout.split() == ["False", "numpy", "True"], result.stderr
