@@ -68,6 +68,7 @@ def parse(argv: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
         name, has_value, value = arg.partition("=")
         if name in OPTIONS:
             variable, takes_value = OPTIONS[name]
+            earlier = env.get(variable)
             if not takes_value:
                 if has_value:
                     raise UsageError("%s takes no value" % name)
@@ -79,8 +80,11 @@ def parse(argv: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
                 env[variable] = argv[index]
             else:
                 raise UsageError("%s needs a value" % name)
-            if variable in ("COMPATFIX_DISABLE", "COMPATFIX_ENABLE") and os.environ.get(variable):
-                env[variable] = os.environ[variable] + "," + env[variable]
+            if variable in ("COMPATFIX_DISABLE", "COMPATFIX_ENABLE"):
+                # Lists add up: the environment's, then each --disable/--enable given.
+                earlier = earlier if earlier is not None else os.environ.get(variable)
+                if earlier:
+                    env[variable] = earlier + "," + env[variable]
             index += 1
             continue
         if arg.startswith("-"):
@@ -103,9 +107,11 @@ def _propagate(env: dict[str, str]) -> None:
         _bootstrap.start_run()
     if _bootstrap.activated_by in ("pth", "sitecustomize"):
         return
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.exists(os.path.join(package_root, "compatfix.pth")):
+        return  # installed (only switched off here): COMPATFIX=1 lets the .pth act
     # Not installed with its .pth (a source checkout, a PYTHONPATH deployment): put the
     # sitecustomize folder and compatfix itself on PYTHONPATH for the children.
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     site_folder = os.path.join(package_root, "compatfix", "sitecustomize")
     paths = [site_folder, package_root]
     current = os.environ.get("PYTHONPATH", "")
@@ -119,8 +125,12 @@ def _fresh_main() -> types.ModuleType:
     runner_main = sys.modules.get("__main__")
     if runner_main is not None and getattr(runner_main, "__spec__", None) is not None:
         sys.modules[runner_main.__spec__.name] = runner_main
+    import builtins
+
     main = types.ModuleType("__main__")
-    main.__dict__["__builtins__"] = __builtins__
+    # What the interpreter's own __main__ starts with (in this module, __builtins__ is
+    # the builtins module's dict, not the module a program's __main__ sees).
+    main.__dict__.update(__annotations__={}, __builtins__=builtins)
     sys.modules["__main__"] = main
     return main
 
@@ -134,8 +144,10 @@ def run_script(path: str, args: list[str]) -> None:
 
     sys.argv[:] = [path] + args
     if os.path.isdir(path) or not path.endswith((".py", ".pyw")) and _is_zip(path):
-        # A folder or zip with __main__.py: what CPython does for `python folder`.
-        sys.path.insert(0, path) if _safe_path() else _set_path0(path)
+        # A folder or zip with __main__.py: what CPython does for `python folder`
+        # (it puts the absolute path first, -P or not).
+        folder = _cli_abspath(path)
+        sys.path.insert(0, folder) if _safe_path() else _set_path0(folder)
         _fresh_main()
         runpy._run_module_as_main("__main__", alter_argv=False)
         return
@@ -149,18 +161,25 @@ def run_script(path: str, args: list[str]) -> None:
     except OSError as exc:
         # What CPython says (and its exit status) for a script it cannot open.
         sys.stderr.write("%s: can't open file %r: [Errno %s] %s\n" % (
-            sys.executable, os.path.abspath(path), exc.errno, exc.strerror))
+            sys.executable, _cli_abspath(path), exc.errno, exc.strerror))
         raise SystemExit(2)
-    code = compile(source, os.path.abspath(path), "exec", dont_inherit=True)
+    filename = _cli_abspath(path)
+    code = compile(source, filename, "exec", dont_inherit=True)
     main = _fresh_main()
     main.__dict__.update(
-        __file__=os.path.abspath(path),
+        __file__=filename,
         __cached__=None,
-        __loader__=SourceFileLoader("__main__", path),
+        __loader__=SourceFileLoader("__main__", filename),
         __spec__=None,
         __package__=None,
     )
     exec(code, main.__dict__)
+
+
+def _cli_abspath(path: str) -> str:
+    """The script's path as CPython makes it absolute (``__file__``, tracebacks): the
+    cwd joined to the path as given, not normalised (``./train.py`` keeps its ``./``)."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
 def _is_zip(path: str) -> bool:
@@ -188,8 +207,10 @@ def run_module(name: str, args: list[str]) -> None:
 
 
 def _trimmed(tb):
-    """The traceback without compatfix's runner frames, as `python script.py` shows it."""
-    while tb is not None and tb.tb_frame.f_globals.get("__name__") in (__name__, "runpy", "compatfix.__main__"):
+    """The traceback without compatfix's runner frames, as `python script.py` shows it.
+
+    runpy's frames stay: `python -m module` (and `python folder`) show them too."""
+    while tb is not None and tb.tb_frame.f_globals.get("__name__") in (__name__, "compatfix.__main__"):
         tb = tb.tb_next
     return tb
 
@@ -213,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     _propagate(env)
     from compatfix import _bootstrap
 
-    _bootstrap.activate("cli")
+    # Load the engine now rather than at the first target import: plugin shims then
+    # know their targets before the program imports anything.
+    _bootstrap.activate("cli").engine
     try:
         if mode == "module":
             run_module(program[0], program[1:])
@@ -221,11 +244,26 @@ def main(argv: list[str] | None = None) -> int:
             run_script(program[0], program[1:])
     except SystemExit:
         raise
-    except KeyboardInterrupt:
-        raise
     except BaseException as exc:
         # The default hook prints exc.__traceback__, whatever it is passed.
         exc.__traceback__ = _trimmed(exc.__traceback__)
         sys.excepthook(type(exc), exc, exc.__traceback__)
+        if isinstance(exc, KeyboardInterrupt):
+            _exit_as_interrupted()
         return 1
     return 0
+
+
+def _exit_as_interrupted() -> None:
+    """End the process the way CPython does after an uncaught KeyboardInterrupt: clean
+    up, then die by SIGINT, so that the parent (a shell, a launcher) sees the signal."""
+    import atexit
+    import signal
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "nt":
+        os._exit(0xC000013A)  # STATUS_CONTROL_C_EXIT, what Windows' python returns
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)

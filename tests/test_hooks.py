@@ -162,3 +162,10 @@ def test_hooked_modules_keep_their_real_loader():
         """
     )
     assert result.stdout.split() == ["SourceFileLoader"] * 3, result.stderr
+
+
+def test_under_the_runner_plugin_shims_apply_before_any_builtin_target_is_imported(tmp_path):
+    script = tmp_path / "uses_plugin_target_only.py"
+    script.write_text("import fakelib; print(fakelib.APPLY_COUNT)\n")
+    result = run_python("-m", "compatfix", str(script), env=clean_env(PYTHONPATH=PLUGIN))
+    assert result.stdout.split() == ["1"], result.stderr
