@@ -8,7 +8,7 @@ The baseline
 ------------
 compatfix activates through ``compatfix.pth`` in site-packages, so the only faithful
 "without" is an interpreter that never sees that file. ``COMPATFIX=0`` is not one: the
-``.pth`` line still runs and imports ``compatfix`` and ``compatfix._bootstrap`` (it is
+``.pth`` line still runs and imports ``_compatfix_bootstrap`` (it is
 shown as a separate row, the cost of the off switch). ``python -S`` plus a hand-made
 ``site`` call is not one either: it changes the order and the work of start-up.
 
@@ -242,8 +242,8 @@ def main() -> int:
     # compatfix's start-up modules: several ms. Say so, since it changes the verdict.
     tag = subprocess.run([python, "-c", "import sys; print(sys.implementation.cache_tag)"],
                          capture_output=True, text=True, env=clean_env(COMPATFIX="0")).stdout.strip()
-    missing = [name for name in ("__init__", "_bootstrap")
-               if not os.path.exists(os.path.join(real_site, "compatfix", "__pycache__", "%s.%s.pyc" % (name, tag)))]
+    missing = [name for name in ("_compatfix_bootstrap",)
+               if not os.path.exists(os.path.join(real_site, "__pycache__", "%s.%s.pyc" % (name, tag)))]
 
     tmp = tempfile.mkdtemp(prefix="compatfix-bench-")
     try:
@@ -324,7 +324,7 @@ def main() -> int:
         print("\n-X importtime, median self|cumulative us over %d interleaved runs (importtime inflates them):"
               % runs_it)
         print("  %-22s" % "" + "".join("%19s" % name for name in shares))
-        for module in ("__future__", "compatfix", "compatfix._bootstrap") + IMPORTTIME_MODULES[1:]:
+        for module in ("__future__", "_compatfix_bootstrap") + IMPORTTIME_MODULES[1:]:
             cells = ["%8s|%-8s" % shares[name][module] if module in shares[name] else "%17s" % "-"
                      for name in shares]
             print("  %-22s" % module + "".join("%19s" % c for c in cells))

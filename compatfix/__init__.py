@@ -11,7 +11,7 @@ __all__ = ["activate", "get_original", "is_patched", "__version__"]
 def activate() -> None:
     """Activate compatfix in this process (for interpreters started without the
     ``.pth`` file, e.g. ``python -S``); shims for already imported targets apply now."""
-    from compatfix import _bootstrap
+    import _compatfix_bootstrap as _bootstrap
 
     _bootstrap.activate("api")
 

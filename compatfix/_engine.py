@@ -177,12 +177,22 @@ class Engine:
         import atexit
 
         atexit.register(self.write_report)
-        # Forked multiprocessing children leave through os._exit, which skips atexit.
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork_in_child)
         multiprocessing = sys.modules.get("multiprocessing")
         if multiprocessing is not None and multiprocessing.parent_process() is not None:
-            from multiprocessing import util
+            _write_at_multiprocessing_exit(self)
 
-            util.Finalize(None, self.write_report, exitpriority=0)
+    def _after_fork_in_child(self) -> None:
+        # A forked child (a DataLoader worker on Linux) inherits this engine: it reports
+        # what happens in it, as a process of its own.
+        self.recorder.start_over()
+        self._report_written = False
+        util = sys.modules.get("multiprocessing.util")
+        if util is not None:
+            # multiprocessing clears inherited finalizers when the child starts, then
+            # runs its after-fork callbacks: register the writer from there.
+            util.register_after_fork(self, _write_at_multiprocessing_exit)
 
     def write_report(self) -> None:
         path = self.settings.report_path
@@ -199,6 +209,13 @@ class Engine:
     def tracking_uses(self) -> bool:
         """Whether restored names should record where they are used (report mode)."""
         return bool(self.settings.report_path)
+
+
+def _write_at_multiprocessing_exit(engine: Engine) -> None:
+    """multiprocessing children leave through os._exit, which skips atexit."""
+    from multiprocessing import util
+
+    util.Finalize(None, engine.write_report, exitpriority=0)
 
 
 def _can_hook(loader) -> bool:

@@ -9,7 +9,6 @@ restored names cost no more than any module attribute.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -33,6 +32,12 @@ class Recorder:
     def add(self, outcome: str, **fields: Any) -> None:
         with self._lock:
             getattr(self, outcome).append(fields)
+
+    def start_over(self) -> None:
+        """Forget everything: a forked child keeps a record of its own."""
+        self._lock = threading.Lock()  # the parent's may have been held at fork time
+        self.applied, self.skipped, self.failed, self.notes = [], [], [], []
+        self._uses = {}
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -102,6 +107,8 @@ def write(path: str, record: dict[str, Any], run_id: str) -> None:
 
     A report left by an earlier run (another run id) is replaced.
     """
+    import json
+
     from compatfix import __version__
 
     with _locked(path + ".lock"):

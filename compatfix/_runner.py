@@ -97,7 +97,7 @@ def parse(argv: list[str]) -> tuple[dict[str, str], str | None, list[str]]:
 
 def _propagate(env: dict[str, str]) -> None:
     """Make the options and the activation reach every child process."""
-    from compatfix import _bootstrap
+    import _compatfix_bootstrap as _bootstrap
 
     os.environ.update(env)
     os.environ["COMPATFIX"] = "1"  # asked for explicitly: children activate too
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     _propagate(env)
-    from compatfix import _bootstrap
+    import _compatfix_bootstrap as _bootstrap
 
     # Load the engine now rather than at the first target import: plugin shims then
     # know their targets before the program imports anything.

@@ -10,8 +10,10 @@ to call that function; nothing here imports a target library.
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import sys
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 # How a shim meets its target module.
 AFTER_IMPORT = "after_import"  # patch the module right after it is imported
@@ -97,33 +99,81 @@ def builtin_shims() -> list[Shim]:
     return shims
 
 
+def declared_entry_points(group: str, path: Iterable[str] | None = None) -> Iterator[tuple[str, str]]:
+    """``(name, "module:attr")`` for each entry point of ``group`` declared by the
+    distributions on ``path`` (default ``sys.path``), the first of each name winning, as
+    with ``importlib.metadata``.
+
+    The ``entry_points.txt`` files are read directly: ``importlib.metadata`` would add
+    ~40 ms and ~80 modules to the first import of numpy, where this engine loads.
+    """
+    seen: set[str] = set()
+    for entry in sys.path if path is None else path:
+        folder = entry or os.curdir
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:  # not a folder (a zip, a missing entry)
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            distribution = re.sub(r"[-_.]+", "-", name.rpartition(".")[0].partition("-")[0]).lower()
+            if distribution in seen:
+                continue
+            seen.add(distribution)
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            if "[%s]" % group in text:
+                yield from _section_items(text, group)
+
+
+def _section_items(text: str, section: str) -> Iterator[tuple[str, str]]:
+    inside = False
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            inside = line == "[%s]" % section
+            continue
+        if inside and "=" in line:
+            name, _, value = line.partition("=")
+            yield name.strip(), value.split("[")[0].strip()  # drop any [extras]
+
+
+def _load(value: str) -> object:
+    module_name, _, attribute = value.partition(":")
+    loaded: object = importlib.import_module(module_name.strip())
+    for part in filter(None, attribute.strip().split(".")):
+        loaded = getattr(loaded, part)
+    return loaded
+
+
 def plugin_shims() -> tuple[list[Shim], list[str]]:
     """Shims that installed packages declare in the ``compatfix.shims`` entry-point group.
 
     An entry point names a sequence of ``Shim`` records (or a callable returning one).
     Returns the shims and one problem line per entry point that could not be loaded.
     """
-    if sys.version_info >= (3, 10):
-        from importlib.metadata import entry_points
-    else:  # pragma: no cover - exercised on 3.8/3.9 only
-        from importlib_metadata import entry_points
-
     shims: list[Shim] = []
     problems: list[str] = []
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+    for name, value in declared_entry_points(ENTRY_POINT_GROUP):
         try:
-            declared = entry_point.load()
+            declared = _load(value)
             if callable(declared):
                 declared = declared()
             records = list(declared)
             for record in records:
                 if not isinstance(record, Shim):
                     raise TypeError("%r is not a compatfix.registry.Shim" % (record,))
-                record.origin = "plugin %s" % entry_point.value
+                record.origin = "plugin %s" % value
         except Exception as exc:
             problems.append(
                 "plugin shims from entry point %r (%s) could not be loaded and are "
-                "ignored: %s: %s" % (entry_point.name, entry_point.value, type(exc).__name__, exc)
+                "ignored: %s: %s" % (name, value, type(exc).__name__, exc)
             )
             continue
         shims.extend(records)

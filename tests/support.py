@@ -6,7 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
+
+# Children run from an empty folder unless a test says otherwise: from the repository
+# root, `python -c` would import the source tree's compatfix instead of the installed one.
+NEUTRAL_CWD = tempfile.mkdtemp(prefix="compatfix-tests-")
 
 # Variables that would leak the outer run's compatfix options into a test's child.
 _COMPATFIX_VARIABLES = (
@@ -42,7 +47,7 @@ def run_python(
     return subprocess.run(
         command,
         env=clean_env(compatfix) if env is None else env,
-        cwd=cwd,
+        cwd=NEUTRAL_CWD if cwd is None else cwd,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -109,3 +109,22 @@ def test_doctor_runs():
     result = compatfix("doctor")
     assert result.returncode in (0, 1), result.stderr
     assert result.stdout.strip()
+
+
+def test_report_includes_forked_dataloader_workers(tmp_path):
+    script = tmp_path / "loader.py"
+    script.write_text(
+        "import numpy as np, torch\n"
+        "class Data(torch.utils.data.Dataset):\n"
+        "    def __len__(self): return 4\n"
+        "    def __getitem__(self, i): return np.zeros(2, dtype=np.float)\n"
+        "loader = torch.utils.data.DataLoader(Data(), num_workers=2, multiprocessing_context='fork')\n"
+        "print(sum(len(batch) for batch in loader))\n"
+    )
+    report = tmp_path / "report.json"
+    result = run_python("-m", "compatfix", "--report", str(report), str(script))
+    assert result.stdout.split() == ["4"], result.stderr
+    processes = json.loads(report.read_text())["processes"]
+    workers = [p for p in processes if any(u["line"] == 4 for u in p["deprecated_uses"])]
+    assert len(processes) == 3 and len(workers) == 2, processes
+    assert all(p["applied"] == [] for p in workers)  # the parent applied the shims

@@ -39,7 +39,7 @@ def test_isolated_mode_and_no_site_mean_no_activation():
 
 
 def test_trigger_packages_match_the_registry():
-    from compatfix._bootstrap import TRIGGER_PACKAGES
+    from _compatfix_bootstrap import TRIGGER_PACKAGES
     from compatfix.registry import builtin_shims
 
     declared = {name.partition(".")[0] for shim in builtin_shims() for name in shim.watched_modules()}
@@ -50,14 +50,14 @@ def test_the_installed_distribution_ships_pth_and_start_files():
     from importlib import metadata
 
     files = {str(f) for f in metadata.distribution("compatfix").files}
-    assert {"compatfix.pth", "compatfix.start"} <= files
+    assert {"compatfix.pth", "compatfix.start", "_compatfix_bootstrap.py"} <= files
     site_packages = os.path.dirname(os.path.dirname(__import__("compatfix").__file__))
     with open(os.path.join(site_packages, "compatfix.pth")) as handle:
         lines = [line for line in handle.read().splitlines() if line.strip()]
-    assert lines == ["import compatfix._bootstrap; compatfix._bootstrap.bootstrap()"]
+    assert lines == ["import _compatfix_bootstrap; _compatfix_bootstrap.bootstrap()"]
     with open(os.path.join(site_packages, "compatfix.start")) as handle:
         entry = handle.read().strip()
-    assert entry == "compatfix._bootstrap:bootstrap"
+    assert entry == "_compatfix_bootstrap:bootstrap"
 
 
 def test_the_start_file_names_a_working_zero_argument_bootstrap():
@@ -95,7 +95,7 @@ def test_sitecustomize_folder_activates_and_chain_loads_the_next_one(tmp_path):
     # A PYTHONPATH-only deployment: compatfix sits in a folder on PYTHONPATH.
     package_root = os.path.dirname(os.path.dirname(folder))
     code = """
-        import builtins, sys, compatfix._bootstrap as b
+        import builtins, sys, _compatfix_bootstrap as b
         print(b.activated_by, getattr(builtins, "USER_SITECUSTOMIZE_RAN", False))
         """
     env = clean_env(PYTHONPATH=os.pathsep.join([folder, package_root, str(user_site)]))
@@ -105,6 +105,6 @@ def test_sitecustomize_folder_activates_and_chain_loads_the_next_one(tmp_path):
     env = clean_env(PYTHONPATH=folder)
     result = run_python(code=code, env=env, python=base, cwd=str(tmp_path))
     assert result.stdout.split() == ["sitecustomize", "False"], result.stderr
-    off = run_python(code="import sys; print('compatfix._bootstrap' in sys.modules)",
+    off = run_python(code="import sys; print('_compatfix_bootstrap' in sys.modules)",
                      env=clean_env(False, PYTHONPATH=folder), python=base, cwd=str(tmp_path))
     assert off.stdout.split() == ["False"], off.stderr

@@ -15,11 +15,11 @@ def _activate() -> None:
         return
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
-        import compatfix._bootstrap as bootstrap
+        import _compatfix_bootstrap as bootstrap
     except ImportError:
         # Only this folder is on the path: compatfix itself sits two levels up.
         sys.path.append(package_root)
-        import compatfix._bootstrap as bootstrap
+        import _compatfix_bootstrap as bootstrap
     bootstrap.activate("sitecustomize")
 
 

@@ -7,6 +7,9 @@ for; the shim registry, wrapt and the shims themselves load the first time that 
 
 Entry points into this module: ``bootstrap()`` (named by ``compatfix.pth`` and
 ``compatfix.start``), the sitecustomize folder, and ``python -m compatfix``.
+
+It is a top-level module, not part of the ``compatfix`` package, so that start-up loads
+one small file instead of two (the package's ``__init__`` loads only when needed).
 """
 
 import _thread  # not `threading`: that module is not loaded at start-up and costs time
