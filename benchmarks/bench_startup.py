@@ -213,7 +213,7 @@ def importtime_shares(variants, runs: int) -> dict[str, dict[str, tuple[int, int
                                  env=env)
             for line in out.stderr.splitlines():
                 m = pattern.match(line)
-                if m and (m.group(4).startswith("compatfix") or m.group(4) in IMPORTTIME_MODULES):
+                if m and (m.group(4) == "_compatfix_bootstrap" or m.group(4) in IMPORTTIME_MODULES):
                     samples[name].setdefault(m.group(4), []).append((int(m.group(1)), int(m.group(2))))
     return {name: {module: (int(statistics.median(s for s, _ in v)), int(statistics.median(c for _, c in v)))
                    for module, v in per.items()}
@@ -324,7 +324,7 @@ def main() -> int:
         print("\n-X importtime, median self|cumulative us over %d interleaved runs (importtime inflates them):"
               % runs_it)
         print("  %-22s" % "" + "".join("%19s" % name for name in shares))
-        for module in ("__future__", "_compatfix_bootstrap") + IMPORTTIME_MODULES[1:]:
+        for module in ("_compatfix_bootstrap",) + IMPORTTIME_MODULES[1:]:
             cells = ["%8s|%-8s" % shares[name][module] if module in shares[name] else "%17s" % "-"
                      for name in shares]
             print("  %-22s" % module + "".join("%19s" % c for c in cells))

@@ -128,3 +128,9 @@ def test_report_includes_forked_dataloader_workers(tmp_path):
     workers = [p for p in processes if any(u["line"] == 4 for u in p["deprecated_uses"])]
     assert len(processes) == 3 and len(workers) == 2, processes
     assert all(p["applied"] == [] for p in workers)  # the parent applied the shims
+
+
+def test_the_console_script_is_installed():
+    script = os.path.join(os.path.dirname(sys.executable), "compatfix")
+    result = run_python(script, "list", python=sys.executable)
+    assert result.returncode == 0 and "numpy.builtin_aliases" in result.stdout, result.stderr
