@@ -56,14 +56,19 @@ class Engine:
         for problem in list(problems) + settings.problems + settings.unknown_names(self.shims):
             self.recorder.note(problem)
             _messages.say(problem)
+        if settings.device == "cpu":
+            notice = "CPU mode (--device cpu): CUDA calls in this program run on the CPU"
+            self.recorder.note(notice)
+            _messages.say(notice)
         self._report_registered = False
         self._report_written = False
 
     @classmethod
     def from_environment(cls, finder=None) -> "Engine":
-        shims, problems = all_shims()
         global _active
-        engine = cls(shims, Settings.from_environ(), problems)
+        settings = Settings.from_environ()
+        shims, problems = all_shims([settings.device] if settings.device else [])
+        engine = cls(shims, settings, problems)
         _active = engine
         if finder is not None:
             finder.packages.update(name.partition(".")[0] for name in engine.watched())
@@ -121,6 +126,8 @@ class Engine:
 
     def _should_run(self, shim: Shim, target: str) -> bool:
         enabled, why = self.settings.is_enabled(shim.name, shim.default)
+        if shim.device is not None and shim.device != self.settings.device:
+            enabled, why = False, "only with --device %s" % shim.device
         if enabled:
             needed, why = _versions.check_requires(shim.requires)
             if needed:

@@ -27,6 +27,7 @@ class Recorder:
         self.failed: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self._uses: dict[tuple[str, str, str, int], int] = {}
+        self._redirects: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
     def add(self, outcome: str, **fields: Any) -> None:
@@ -38,6 +39,7 @@ class Recorder:
         self._lock = threading.Lock()  # the parent's may have been held at fork time
         self.applied, self.skipped, self.failed, self.notes = [], [], [], []
         self._uses = {}
+        self._redirects = {}
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -55,6 +57,12 @@ class Recorder:
         key = (shim, name) + where
         with self._lock:
             self._uses[key] = self._uses.get(key, 0) + 1
+
+    def record_redirect(self, shim: str, what: str) -> None:
+        """Count a call that a device mode redirected (``Tensor.cuda`` -> CPU, ...)."""
+        key = (shim, what)
+        with self._lock:
+            self._redirects[key] = self._redirects.get(key, 0) + 1
 
     def deprecated_uses(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -76,6 +84,10 @@ class Recorder:
                 "failed": list(self.failed),
                 "notes": list(self.notes),
                 "deprecated_uses": uses,
+                "redirected": [
+                    {"shim": shim, "call": what, "count": count}
+                    for (shim, what), count in sorted(self._redirects.items())
+                ],
             }
 
 

@@ -11,7 +11,7 @@ import json
 import sys
 
 from compatfix import _versions
-from compatfix._config import Settings
+from compatfix._config import DEVICES, Settings
 from compatfix.registry import BEFORE_CONSUMER, Shim, all_shims
 
 
@@ -20,6 +20,8 @@ def shim_status(shim: Shim, settings: Settings) -> tuple[bool, str]:
     enabled, why = settings.is_enabled(shim.name, shim.default)
     if not enabled:
         return False, why
+    if shim.device is not None and shim.device != settings.device:
+        return False, "only with --device %s" % shim.device
     for package in {name.partition(".")[0] for name in shim.watched_modules()}:
         if _versions.installed_version(package) is None and package not in sys.modules:
             return False, "%s is not installed" % package
@@ -39,6 +41,7 @@ def shim_rows(shims: list[Shim], settings: Settings) -> list[dict]:
                 "requires": shim.requires,
                 "risk": shim.risk,
                 "default": shim.default,
+                "device": shim.device,
                 "applies": applies,
                 "why": why,
                 "broke": shim.broke,
@@ -87,14 +90,16 @@ def catalogue_markdown(shims: list[Shim]) -> str:
             ),
             "- Applies when: %s" % (
                 ", ".join("%s `%s`" % item for item in shim.requires.items()) or "always"),
-            "- Risk: %s; %s by default" % (shim.risk, "on" if shim.default else "off"),
+            "- Risk: %s; %s by default%s" % (
+                shim.risk, "on" if shim.default else "off",
+                "; only with `--device %s`" % shim.device if shim.device else ""),
             "",
         ]
     return "\n".join(out)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    shims, problems = all_shims()
+    shims, problems = all_shims(DEVICES)
     for problem in problems:
         print("compatfix: %s" % problem, file=sys.stderr)
     if args.markdown:

@@ -33,6 +33,12 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.torch",
 )
 
+# Device modes (``--device``) and the modules that declare their shims. They are loaded
+# only when the mode is on, so that a run without it never pays for them.
+DEVICE_SHIM_MODULES: dict[str, tuple[str, ...]] = {
+    "cpu": (),
+}
+
 ENTRY_POINT_GROUP = "compatfix.shims"
 
 
@@ -43,12 +49,13 @@ class Shim:
     to fill in). ``requires`` maps an importable package name to a version range such as
     ``">=1.24"`` or ``">=1.24,<2"``: the shim applies only where every installed version
     is in range. ``consumers`` names the modules that must see the patch before their own
-    import-time code runs (``before_consumer`` only).
+    import-time code runs (``before_consumer`` only). ``device`` makes a shim part of a
+    device mode: it applies only under ``--device DEVICE``.
     """
 
     __slots__ = (
         "name", "targets", "kind", "apply", "requires", "broke", "summary",
-        "risk", "default", "consumers", "origin",
+        "risk", "default", "consumers", "device", "origin",
     )
 
     def __init__(
@@ -64,6 +71,7 @@ class Shim:
         risk: str = RISK_ALIAS,
         default: bool = True,
         consumers: Iterable[str] = (),
+        device: str | None = None,
         origin: str = "compatfix",
     ) -> None:
         if kind not in KINDS:
@@ -82,6 +90,7 @@ class Shim:
         self.consumers = tuple(consumers)
         if kind == BEFORE_CONSUMER and not self.consumers:
             raise ValueError("shim %r: before_consumer needs consumers" % name)
+        self.device = device
         self.origin = origin
 
     def __repr__(self) -> str:
@@ -92,9 +101,13 @@ class Shim:
         return self.consumers if self.kind == BEFORE_CONSUMER else self.targets
 
 
-def builtin_shims() -> list[Shim]:
+def builtin_shims(devices: Iterable[str] = ()) -> list[Shim]:
+    """compatfix's own shims, with those of the named device modes."""
+    module_names = list(BUILTIN_SHIM_MODULES)
+    for device in devices:
+        module_names.extend(DEVICE_SHIM_MODULES.get(device, ()))
     shims: list[Shim] = []
-    for module_name in BUILTIN_SHIM_MODULES:
+    for module_name in module_names:
         shims.extend(importlib.import_module(module_name).SHIMS)
     return shims
 
@@ -180,12 +193,12 @@ def plugin_shims() -> tuple[list[Shim], list[str]]:
     return shims, problems
 
 
-def all_shims() -> tuple[list[Shim], list[str]]:
-    """Every known shim (built-in first, then plugins) and any loading problems.
-
-    A plugin shim whose name is already taken is dropped with a problem line.
+def all_shims(devices: Iterable[str] = ()) -> tuple[list[Shim], list[str]]:
+    """Every known shim (built-in first, with the named device modes, then plugins) and
+    any loading problems. A plugin shim whose name is already taken is dropped with a
+    problem line.
     """
-    shims = builtin_shims()
+    shims = builtin_shims(devices)
     extra, problems = plugin_shims()
     seen = {shim.name for shim in shims}
     for shim in extra:
