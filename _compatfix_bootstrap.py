@@ -49,20 +49,36 @@ class CompatfixFinder:
 
     @property
     def engine(self):
-        """The shim engine, loaded on first use (imports the registry and the shims)."""
+        """The shim engine, loaded on first use (imports the registry and the shims);
+        None if it could not be loaded, in which case compatfix steps aside for good."""
         engine = self._engine
-        if engine is None:
+        if engine is None and self.packages:
             with self._engine_lock:
-                if self._engine is None:
-                    from compatfix import _engine
-
-                    engine = self._engine = _engine.Engine.from_environment(self)
-                    # Targets imported before the engine existed (before activation,
-                    # or plugin targets imported before any built-in target) get
-                    # their shims now.
-                    engine.catch_up()
+                if self._engine is None and self.packages:
+                    self._engine = self._load_engine()
+                    if self._engine is not None:
+                        # Targets imported before the engine existed (before activation,
+                        # or plugin targets imported before any built-in target) get
+                        # their shims now.
+                        self._engine.catch_up()
                 engine = self._engine
         return engine
+
+    def _load_engine(self):
+        try:
+            from compatfix import _engine
+
+            return _engine.Engine.from_environment(self)
+        except Exception as exc:
+            # Never make an import fail because compatfix itself is broken.
+            self.packages = set()
+            if os.environ.get("COMPATFIX_STRICT", "").strip().lower() in ("1", "true", "yes", "on"):
+                raise
+            sys.stderr.write(
+                "compatfix: could not load its shims (%s: %s); the program goes on without "
+                "compatfix. Set COMPATFIX=0 to silence this.\n" % (type(exc).__name__, exc)
+            )
+            return None
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.partition(".")[0] not in self.packages:
@@ -71,7 +87,7 @@ class CompatfixFinder:
         if fullname in busy:  # another finder asked importlib again: step aside
             return None
         engine = self.engine
-        if not engine.handles(fullname):
+        if engine is None or not engine.handles(fullname):
             return None
         busy.add(fullname)
         try:

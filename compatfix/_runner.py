@@ -234,9 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     _propagate(env)
     import _compatfix_bootstrap as _bootstrap
 
+    finder = _bootstrap.activate("cli")
     # Load the engine now rather than at the first target import: plugin shims then
     # know their targets before the program imports anything.
-    _bootstrap.activate("cli").engine
+    finder.engine
     try:
         if mode == "module":
             run_module(program[0], program[1:])

@@ -176,3 +176,18 @@ def test_under_the_runner_plugin_shims_apply_before_any_builtin_target_is_import
     script.write_text("import fakelib; print(fakelib.APPLY_COUNT)\n")
     result = run_python("-m", "compatfix", str(script), env=clean_env(PYTHONPATH=PLUGIN))
     assert result.stdout.split() == ["1"], result.stderr
+
+
+def test_compatfix_that_cannot_load_its_shims_steps_aside():
+    code = """
+        import compatfix.registry as registry
+        registry.BUILTIN_SHIM_MODULES = ("compatfix.shims.no_such_module",)
+        import numpy, torch
+        print(hasattr(numpy, "float"), numpy.zeros(1).sum())
+        """
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "0.0"]
+    assert result.stderr.count("compatfix: could not load its shims") == 1, result.stderr
+    strict = run(code, COMPATFIX_STRICT="1")
+    assert strict.returncode == 1 and "no_such_module" in strict.stderr
