@@ -60,9 +60,10 @@ class Recorder:
 
     def record_redirect(self, shim: str, what: str) -> None:
         """Count a call that a device mode redirected (``Tensor.cuda`` -> CPU, ...)."""
+        # No lock: this runs on hot paths (every redirected .cuda()); under a thread
+        # race a count may be lost, which a report can live with.
         key = (shim, what)
-        with self._lock:
-            self._redirects[key] = self._redirects.get(key, 0) + 1
+        self._redirects[key] = self._redirects.get(key, 0) + 1
 
     def deprecated_uses(self) -> list[dict[str, Any]]:
         with self._lock:

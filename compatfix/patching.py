@@ -75,6 +75,35 @@ def _serve_with_tracking(module: ModuleType, names: dict[str, Any], shim: str, r
     module.__getattr__ = __getattr__
 
 
+_MARK = "__compatfix_shim__"  # on every replacement: the shim that put it there
+
+
+def replace_attribute(owner: Any, name: str, value: Any, shim: str) -> bool:
+    """Set ``owner.name = value`` for ``shim``, keeping the first original for
+    ``get_original``. Returns False, changing nothing, when ``owner.name`` already is
+    that shim's replacement: applying a shim twice is harmless.
+    """
+    current = getattr(owner, name, _MISSING)
+    if getattr(current, _MARK, None) == shim:
+        return False
+    _saved.setdefault((_owner_name(owner), name), current)
+    try:
+        setattr(value, _MARK, shim)
+    except (AttributeError, TypeError):  # a builtin or a class with __slots__
+        pass
+    setattr(owner, name, value)
+    return True
+
+
+def record_redirect(shim: str, what: str) -> None:
+    """Count a call that a device mode redirected, for the report."""
+    from compatfix import _engine
+
+    engine = _engine.active()
+    if engine is not None:
+        engine.recorder.record_redirect(shim, what)
+
+
 def is_patched(owner: Any, name: str) -> bool:
     """Whether compatfix changed or added ``owner.name``."""
     return (_owner_name(owner), name) in _saved
