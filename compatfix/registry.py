@@ -31,6 +31,7 @@ RISKS = (RISK_ALIAS, RISK_BEHAVIOUR, RISK_SECURITY)
 BUILTIN_SHIM_MODULES = (
     "compatfix.shims.numpy",
     "compatfix.shims.torch",
+    "compatfix.shims.mmcv.ops",
 )
 
 # Device modes (``--device``) and the modules that declare their shims. They are loaded
