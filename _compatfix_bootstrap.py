@@ -18,7 +18,7 @@ import sys
 
 # Top-level packages that some built-in shim targets or waits for. A test checks that
 # this equals what the registry declares, so the two cannot drift apart.
-TRIGGER_PACKAGES = frozenset({"mmcv", "numpy", "torch"})
+TRIGGER_PACKAGES = frozenset({"mmcv", "mmseg", "numpy", "torch"})
 
 # How this process was activated: None (not at all), "pth", "sitecustomize" or "cli".
 activated_by = None  # type: str | None

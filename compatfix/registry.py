@@ -32,6 +32,8 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.numpy",
     "compatfix.shims.torch",
     "compatfix.shims.mmcv.ops",
+    "compatfix.shims.mmcv.runner",
+    "compatfix.shims.mmcv.config",
 )
 
 # Device modes (``--device``) and the modules that declare their shims. They are loaded
