@@ -48,13 +48,11 @@ def is_eval_hook(hook) -> bool:
 
 
 def _tell(shim: str, key: str, text: str) -> None:
-    """Say ``text`` once per process and note it (once) in the compatfix report."""
-    from compatfix import _engine, _messages
+    """Say ``text`` once per process and count it in the compatfix report."""
+    from compatfix import _messages
 
     _messages.say(text, key=key)
-    engine = _engine.active()
-    if engine is not None:
-        engine.recorder.record_redirect(shim, key)
+    patching.record_redirect(shim, key)
 
 
 def _replace_method(cls, name: str, make_wrapper, shim: str) -> bool:
