@@ -17,8 +17,10 @@ import os
 import sys
 
 # Top-level packages that some built-in shim targets or waits for. A test checks that
-# this equals what the registry declares, so the two cannot drift apart.
-TRIGGER_PACKAGES = frozenset({"mmcv", "mmseg", "numpy", "torch"})
+# this equals what the registry declares, so the two cannot drift apart. Standard-library
+# targets (argparse, collections, ...) are left out on purpose: almost every process
+# imports them, so their shims wait until a third-party target has loaded the engine.
+TRIGGER_PACKAGES = frozenset({"PIL", "mmcv", "mmseg", "numpy", "timm", "torch", "torchvision", "yaml"})
 
 # How this process was activated: None (not at all), "pth", "sitecustomize" or "cli".
 activated_by = None  # type: str | None

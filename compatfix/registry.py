@@ -34,6 +34,11 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.mmcv.ops",
     "compatfix.shims.mmcv.runner",
     "compatfix.shims.mmcv.config",
+    "compatfix.shims.timm",
+    "compatfix.shims.pillow",
+    "compatfix.shims.yaml",
+    "compatfix.shims.python",
+    "compatfix.shims.torchvision",
 )
 
 # Device modes (``--device``) and the modules that declare their shims. They are loaded

@@ -1,0 +1,155 @@
+"""Shims for Pillow: the resampling constants and text-size methods that Pillow 10 removed.
+
+The constants were aliases of filters Pillow still has. The text-size methods are
+rebuilt on ``getbbox`` with their old meaning, which is not the bounding box's height:
+``FreeTypeFont.getsize`` measured the height from the ascender line (the box's bottom
+edge), so label boxes sized with it come out as they did on Pillow 9.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compatfix.patching import replace_attribute, restore_names
+from compatfix.registry import Shim
+
+
+def restore_resampling_constants(image_module) -> None:
+    resampling = image_module.Resampling
+    names = {
+        "ANTIALIAS": resampling.LANCZOS,
+        "LINEAR": resampling.BILINEAR,
+        "CUBIC": resampling.BICUBIC,
+    }
+    restore_names(image_module, names, "pillow.resampling_constants")
+
+
+def _add_missing_methods(cls: type, methods: dict[str, Any], shim: str) -> None:
+    for name, method in methods.items():
+        if not hasattr(cls, name):  # never replace a method this Pillow still has
+            replace_attribute(cls, name, method, shim)
+
+
+def _is_multiline(text: Any) -> bool:
+    return ("\n" if isinstance(text, str) else b"\n") in text
+
+
+def _split_lines(text: Any) -> list:
+    return text.split("\n" if isinstance(text, str) else b"\n")
+
+
+def freetype_getsize(self, text, direction=None, features=None, language=None, stroke_width=0):
+    """Removed in Pillow 10: the size of ``text`` as Pillow 9 measured it: the ink's
+    width with the stroke on both sides, and its height measured from the ascender line
+    (the bounding box's bottom edge, widened by the stroke)."""
+    left, _, right, bottom = self.getbbox(
+        text, direction=direction, features=features, language=language, stroke_width=stroke_width
+    )
+    return right - left, bottom + stroke_width
+
+
+def freetype_getsize_multiline(
+    self, text, direction=None, spacing=4, features=None, language=None, stroke_width=0
+):
+    """Removed in Pillow 10: the size of multiline ``text``, each line ``getsize("A")``
+    high plus ``spacing``."""
+    line_spacing = self.getsize("A", stroke_width=stroke_width)[1] + spacing
+    lines = _split_lines(text)
+    width = max(self.getsize(line, direction, features, language, stroke_width)[0] for line in lines)
+    return width, len(lines) * line_spacing - spacing
+
+
+def freetype_getoffset(self, text):
+    """Removed in Pillow 10: where the ink of ``text`` starts relative to the origin."""
+    left, top, _, _ = self.getbbox(text)
+    return left, top
+
+
+def bitmap_getsize(self, text, *args, **kwargs):
+    """Removed in Pillow 10: the width and height of ``text`` in this bitmap font."""
+    _, _, right, bottom = self.getbbox(text)
+    return right, bottom
+
+
+def transposed_getsize(self, text, *args, **kwargs):
+    """Removed in Pillow 10: the wrapped font's size, swapped for 90 and 270 degrees."""
+    from PIL import Image
+
+    width, height = self.font.getsize(text)
+    if self.orientation in (Image.Transpose.ROTATE_90, Image.Transpose.ROTATE_270):
+        return height, width
+    return width, height
+
+
+def textsize(self, text, font=None, spacing=4, direction=None, features=None, language=None, stroke_width=0):
+    """Removed in Pillow 10: the size of ``text`` as ``font.getsize`` measured it
+    (multiline text: see ``multiline_textsize``)."""
+    if _is_multiline(text):
+        return self.multiline_textsize(text, font, spacing, direction, features, language, stroke_width)
+    if font is None:
+        font = self.getfont()
+    return font.getsize(text, direction, features, language, stroke_width)
+
+
+def multiline_textsize(
+    self, text, font=None, spacing=4, direction=None, features=None, language=None, stroke_width=0
+):
+    """Removed in Pillow 10: the widest line's width, and ``textsize("A")`` height plus
+    ``spacing`` per line (less the last line's spacing)."""
+    line_spacing = self.textsize("A", font=font, stroke_width=stroke_width)[1] + spacing
+    lines = _split_lines(text)
+    width = max(
+        self.textsize(line, font, spacing, direction, features, language, stroke_width)[0] for line in lines
+    )
+    return width, len(lines) * line_spacing - spacing
+
+
+def restore_font_getsize(font_module) -> None:
+    shim = "pillow.font_getsize"
+    _add_missing_methods(
+        font_module.FreeTypeFont,
+        {"getsize": freetype_getsize, "getsize_multiline": freetype_getsize_multiline, "getoffset": freetype_getoffset},
+        shim,
+    )
+    _add_missing_methods(font_module.ImageFont, {"getsize": bitmap_getsize}, shim)
+    _add_missing_methods(font_module.TransposedFont, {"getsize": transposed_getsize}, shim)
+
+
+def restore_draw_textsize(draw_module) -> None:
+    _add_missing_methods(
+        draw_module.ImageDraw,
+        {"textsize": textsize, "multiline_textsize": multiline_textsize},
+        "pillow.draw_textsize",
+    )
+
+
+SHIMS = (
+    Shim(
+        "pillow.resampling_constants",
+        targets=["PIL.Image"],
+        requires={"PIL": ">=10"},
+        apply=restore_resampling_constants,
+        broke="Pillow 10.0 (2023-07) removed Image.ANTIALIAS, Image.LINEAR and Image.CUBIC "
+        "(deprecated in 9.1)",
+        summary="restore Image.ANTIALIAS/LINEAR/CUBIC as Resampling.LANCZOS/BILINEAR/BICUBIC",
+    ),
+    Shim(
+        "pillow.font_getsize",
+        targets=["PIL.ImageFont"],
+        requires={"PIL": ">=10"},
+        apply=restore_font_getsize,
+        broke="Pillow 10.0 (2023-07) removed FreeTypeFont.getsize/getsize_multiline/getoffset, "
+        "ImageFont.getsize and TransposedFont.getsize (deprecated in 9.2)",
+        summary="restore the fonts' getsize (and FreeTypeFont.getsize_multiline/getoffset) "
+        "from getbbox, with Pillow 9's meaning (height measured from the ascender line)",
+    ),
+    Shim(
+        "pillow.draw_textsize",
+        targets=["PIL.ImageDraw"],
+        requires={"PIL": ">=10"},
+        apply=restore_draw_textsize,
+        broke="Pillow 10.0 (2023-07) removed ImageDraw.textsize and multiline_textsize "
+        "(deprecated in 9.2)",
+        summary="restore ImageDraw.textsize/multiline_textsize from the font's getsize",
+    ),
+)
