@@ -84,15 +84,30 @@ class Engine:
         return fullname in self.after or fullname in self.before or fullname in self.provide
 
     def prepare_spec(self, fullname: str, spec):
-        """Hook the real module's loader, or provide a missing one; None to step aside."""
-        if spec is None:
+        """Hook the real module's loader, or provide a missing one; None to step aside.
+
+        A found module is also replaced by a provided one when its provide shim judges
+        it unusable (``Shim.replaces_found``, e.g. an unrelated package of that name).
+        """
+        if spec is None or self._replaces_found(fullname, spec):
             shim = self.provide.get(fullname)
-            if shim is None or not self._should_run(shim, fullname):
+            if shim is not None and self._should_run(shim, fullname):
+                return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))
+            if spec is None:
                 return None
-            return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))
         if (fullname in self.after or fullname in self.before) and _can_hook(spec.loader):
             spec.loader = _HookedLoader(self, spec.loader)
         return spec
+
+    def _replaces_found(self, fullname: str, spec) -> bool:
+        shim = self.provide.get(fullname)
+        if shim is None or shim.replaces_found is None:
+            return False
+        try:
+            return bool(shim.replaces_found(spec))
+        except Exception as exc:  # a broken predicate must not break the import
+            self._failed(shim, fullname, exc)
+            return False
 
     def catch_up(self) -> None:
         """Apply shims to targets that were imported before compatfix was activated."""

@@ -30,6 +30,7 @@ RISKS = (RISK_ALIAS, RISK_BEHAVIOUR, RISK_SECURITY)
 # The modules that declare the built-in shims, one per target library.
 BUILTIN_SHIM_MODULES = (
     "compatfix.shims.numpy",
+    "compatfix.shims.apex",
     "compatfix.shims.torch",
     "compatfix.shims.mmcv.ops",
     "compatfix.shims.mmcv.runner",
@@ -58,12 +59,16 @@ class Shim:
     ``">=1.24"`` or ``">=1.24,<2"``: the shim applies only where every installed version
     is in range. ``consumers`` names the modules that must see the patch before their own
     import-time code runs (``before_consumer`` only). ``device`` makes a shim part of a
-    device mode: it applies only under ``--device DEVICE``.
+    device mode: it applies only under ``--device DEVICE``. ``replaces_found`` (``provide``
+    only) is a predicate on the spec of a module that *was* found: True means the found
+    module is unusable for what the shim provides (an unrelated distribution under the
+    same name, such as PyPI's ``apex`` web toolkit), and the provided module is used
+    instead. Without it, a found module always wins.
     """
 
     __slots__ = (
         "name", "targets", "kind", "apply", "requires", "broke", "summary",
-        "risk", "default", "consumers", "device", "origin",
+        "risk", "default", "consumers", "device", "origin", "replaces_found",
     )
 
     def __init__(
@@ -81,6 +86,7 @@ class Shim:
         consumers: Iterable[str] = (),
         device: str | None = None,
         origin: str = "compatfix",
+        replaces_found: Callable[[object], bool] | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError("shim %r: kind must be one of %s" % (name, KINDS))
@@ -100,6 +106,9 @@ class Shim:
             raise ValueError("shim %r: before_consumer needs consumers" % name)
         self.device = device
         self.origin = origin
+        if replaces_found is not None and kind != PROVIDE:
+            raise ValueError("shim %r: replaces_found is for provide shims only" % name)
+        self.replaces_found = replaces_found
 
     def __repr__(self) -> str:
         return "Shim(%r, kind=%r, targets=%r)" % (self.name, self.kind, self.targets)

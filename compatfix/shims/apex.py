@@ -1,0 +1,148 @@
+"""Shims for NVIDIA apex: provide a torch-native stand-in (compatfix.apex_standin) where
+no usable real apex can be imported.
+
+- ``apex`` is provided when nothing named apex is installed, and also replaces an
+  installed ``apex`` that is not NVIDIA's (PyPI's ``apex`` is a Pyramid web toolkit,
+  0.9.x, whose import fails on modern Pyramid and which has no ``amp``).
+- ``apex.amp``, ``apex.parallel``, ``apex.optimizers``, ``apex.normalization`` and
+  ``apex.fp16_utils`` are provided where they cannot be found: under the provided
+  ``apex``, and under a real apex that lacks them (apex master removed ``amp`` and
+  ``parallel`` on 2025-05-08). Whatever a real NVIDIA apex has is left alone.
+
+Nothing here imports torch: the stand-in modules load when code imports them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import os
+import sys
+
+from compatfix._messages import say
+from compatfix.registry import PROVIDE, RISK_BEHAVIOUR, Shim
+
+# Subpackages only NVIDIA apex has (compatfix.doctor's check_apex knows the same list):
+# an "apex" package with none of them is not NVIDIA's.
+NVIDIA_APEX_PARTS = (
+    "amp", "parallel", "optimizers", "normalization", "contrib", "fused_dense", "mlp",
+    "multi_tensor_apply",
+)
+
+STANDIN = "compatfix.apex_standin"
+# torch.nn.RMSNorm and torch.set_autocast_enabled(device_type, ...) arrived in torch 2.4.
+REQUIRES = {"torch": ">=2.4"}
+
+
+def is_not_nvidia_apex(spec) -> bool:
+    """Whether the found ``apex`` is some other package of that name."""
+    locations = list(spec.submodule_search_locations or ())
+    return not any(os.path.isdir(os.path.join(folder, part)) for folder in locations for part in NVIDIA_APEX_PARTS)
+
+
+def provide_apex_package(module) -> None:
+    """The ``apex`` package: its submodules import on first use (``apex.amp``), as
+    ``import apex`` followed by ``apex.amp.initialize`` expects."""
+    from compatfix.apex_standin import SUBMODULES
+
+    found = importlib.machinery.PathFinder.find_spec("apex")
+    if found is not None:
+        say("the installed 'apex' (%s) is not NVIDIA apex (PyPI's 'apex' is an unrelated web toolkit): "
+            "`import apex` gets compatfix's torch-native stand-in instead (docs/apex.md). Uninstall it with "
+            "`pip uninstall apex`." % (found.origin or list(found.submodule_search_locations or ())))
+    module.__path__ = []  # a package: ``import apex.amp`` goes through the finder
+    module.__all__ = list(SUBMODULES)
+
+    def __getattr__(name: str):
+        if name in SUBMODULES:
+            return importlib.import_module("apex." + name)
+        raise AttributeError("module 'apex' has no attribute %r" % name)
+
+    module.__getattr__ = __getattr__
+
+
+def provide_submodule(module) -> None:
+    """Fill ``apex.<name>`` with the public names of ``compatfix.apex_standin.<name>``."""
+    standin = importlib.import_module(STANDIN + module.__name__[len("apex"):])
+    parent = sys.modules.get("apex")
+    if parent is not None and not hasattr(parent, "__compatfix_provided__"):
+        where = list(getattr(parent, "__path__", []))
+        say("NVIDIA apex at %s has no %s (apex master removed amp and parallel on 2025-05-08): compatfix's "
+            "torch-native stand-in provides it (docs/apex.md)" % (where, module.__name__))
+    for name in standin.__all__:
+        setattr(module, name, getattr(standin, name))
+    module.__all__ = [name for name in standin.__all__ if not name.startswith("_")]
+    module.__doc__ = standin.__doc__
+
+
+_REMOVED = "apex master removed apex.amp and apex.parallel on 2025-05-08 (NVIDIA/apex cb65b8ed)"
+_NEVER_ON_PYPI = "NVIDIA apex was never on PyPI and needs a CUDA source build"
+
+SHIMS = (
+    Shim(
+        "apex",
+        targets=["apex"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_apex_package,
+        replaces_found=is_not_nvidia_apex,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + ": `import apex` fails with \"No module named 'apex'\", and `pip install "
+        "apex` installs an unrelated Pyramid web toolkit that fails to import",
+        summary="provide a torch-native apex package where none is installed or the installed one is "
+        "not NVIDIA's (PyPI's apex web toolkit)",
+    ),
+    Shim(
+        "apex.amp",
+        targets=["apex.amp"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; " + _REMOVED,
+        summary="provide apex.amp (initialize, scale_loss, master_params, state_dict) on torch.autocast "
+        "with apex's dynamic loss scaling (float32 on the CPU)",
+    ),
+    Shim(
+        "apex.parallel",
+        targets=["apex.parallel"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; " + _REMOVED,
+        summary="provide apex.parallel (DistributedDataParallel, SyncBatchNorm, convert_syncbn_model) on "
+        "torch's DistributedDataParallel and SyncBatchNorm",
+    ),
+    Shim(
+        "apex.optimizers",
+        targets=["apex.optimizers"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; its fused optimizers need its CUDA extensions",
+        summary="provide apex.optimizers (FusedAdam, FusedLAMB, FusedSGD, FusedNovoGrad) in torch, with "
+        "apex's defaults, update rules and state layout",
+    ),
+    Shim(
+        "apex.normalization",
+        targets=["apex.normalization"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; its fused norms need its CUDA extensions",
+        summary="provide apex.normalization (FusedLayerNorm, FusedRMSNorm) as torch's LayerNorm and RMSNorm",
+    ),
+    Shim(
+        "apex.fp16_utils",
+        targets=["apex.fp16_utils"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI,
+        summary="provide apex.fp16_utils (FP16_Optimizer, network_to_half, ...) in torch",
+    ),
+)
