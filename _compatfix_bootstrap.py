@@ -45,6 +45,10 @@ class CompatfixFinder:
 
     def __init__(self) -> None:
         self.packages = set(TRIGGER_PACKAGES)
+        if "TORCHELASTIC_RUN_ID" in os.environ:
+            # A worker started by torchrun / torch.distributed.launch may parse its
+            # --local_rank before it imports torch: there argparse is a trigger too.
+            self.packages.add("argparse")
         self._engine = None
         self._engine_lock = _thread.RLock()
         self._local = _thread._local()

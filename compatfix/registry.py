@@ -32,6 +32,8 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.numpy",
     "compatfix.shims.apex",
     "compatfix.shims.torch",
+    "compatfix.shims.torch_distributed",
+    "compatfix.shims.launch",
     "compatfix.shims.mmcv.ops",
     "compatfix.shims.mmcv.runner",
     "compatfix.shims.mmcv.config",

@@ -1,0 +1,424 @@
+"""Shims for ``torch.distributed`` and ``torch.cuda.set_device``: backends, the
+single-process rendezvous, GPU oversubscription and the single-tensor collectives.
+
+- ``torch.distributed.nccl_fallback``: ``init_process_group``/``new_group`` asked for
+  ``nccl`` where NCCL cannot work (a torch built without it, or no CUDA device) use
+  ``gloo``, with one warning. Under ``--device cpu`` CPU mode's own
+  ``cpu.torch.distributed.backend`` does this, so this shim then steps aside.
+- ``torch.distributed.env_single_process`` (opt-in): ``init_process_group`` with the
+  ``env://`` rendezvous in a process that no launcher started (no ``MASTER_ADDR``,
+  ``MASTER_PORT``, ``RANK`` or ``WORLD_SIZE``) becomes a world of one on a free
+  loopback port, so ``python train.py`` runs without ``torchrun``.
+- ``torch.cuda.set_device.explain`` / ``torch.cuda.set_device.oversubscribe`` (opt-in):
+  more processes than GPUs on a node. The first adds what happened and what to do to
+  torch's "invalid device ordinal"; the second lets rank N use GPU N modulo the count.
+- ``torch.distributed.collective_names`` and ``torch.distributed.collective_fallbacks``:
+  the single-tensor all-gather / reduce-scatter / gather go by three generations of
+  names; each name missing from the running torch is served by the one it has.
+
+``init_process_group`` and ``new_group`` are replaced once, by one plain function each
+that runs the argument adjustments of whichever of these shims are on; the originals are
+kept for ``compatfix.get_original``. Nothing here imports torch at module level.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any, Callable, MutableMapping
+
+from compatfix import _engine, _messages, patching
+from compatfix.patching import restore_names
+from compatfix.registry import AFTER_IMPORT, RISK_ALIAS, RISK_BEHAVIOUR, Shim
+
+SHIM_NCCL = "torch.distributed.nccl_fallback"
+SHIM_ENV = "torch.distributed.env_single_process"
+SHIM_EXPLAIN = "torch.cuda.set_device.explain"
+SHIM_OVERSUBSCRIBE = "torch.cuda.set_device.oversubscribe"
+SHIM_NAMES = "torch.distributed.collective_names"
+SHIM_FALLBACKS = "torch.distributed.collective_fallbacks"
+
+# The replacements below serve several shims each; their mark names the replacement.
+ARGUMENTS_MARK = "torch.distributed.arguments"
+SET_DEVICE_MARK = "torch.cuda.set_device"
+
+# Variables that torchrun / torch.distributed.launch / mpirun-style launchers set.
+LAUNCHER_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket  # here, not at the top: the engine loads this module in every numpy process
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cpu_mode() -> bool:
+    engine = _engine.active()
+    return engine is not None and engine.settings.device == "cpu"
+
+
+# --- one replacement of init_process_group / new_group, many adjustments -------------------
+
+# An adjustment looks at (and may change) the bound arguments of a call. Keyed by the
+# function's name; each list holds (shim name, adjustment) in the order shims applied.
+Adjustment = Callable[[str, MutableMapping[str, Any]], None]
+_adjustments: dict[str, list[tuple[str, Adjustment]]] = {"init_process_group": [], "new_group": []}
+
+
+def _adjusting(original: Callable, function_name: str) -> Callable:
+    import inspect
+
+    signature = inspect.signature(original)
+    adjustments = _adjustments[function_name]
+    qualified = "torch.distributed." + function_name
+
+    @functools.wraps(original)
+    def adjusted(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:  # a wrong call: torch's own error says it best
+            return original(*args, **kwargs)
+        for _shim, adjust in list(adjustments):
+            adjust(qualified, bound.arguments)
+        return original(*bound.args, **bound.kwargs)
+
+    return adjusted
+
+
+def add_adjustment(module, function_name: str, shim: str, adjust: Adjustment) -> None:
+    """Make ``module.function_name`` (``torch.distributed``'s, which is also
+    ``distributed_c10d``'s) run ``adjust`` on its arguments; harmless if repeated."""
+    registered = _adjustments[function_name]
+    if all(name != shim for name, _ in registered):
+        registered.append((shim, adjust))
+    current = getattr(module, function_name)
+    if getattr(current, patching._MARK, None) == ARGUMENTS_MARK:
+        return
+    replacement = _adjusting(current, function_name)
+    patching.replace_attribute(module, function_name, replacement, ARGUMENTS_MARK)
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    if c10d is not None and c10d is not module and getattr(c10d, function_name, None) is current:
+        patching.replace_attribute(c10d, function_name, replacement, ARGUMENTS_MARK)
+
+
+# --- nccl where NCCL cannot work -> gloo ---------------------------------------------------
+
+
+def _why_nccl_cannot_work() -> str | None:
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_nccl_available():
+        return "this torch build has no NCCL"
+    if not torch.cuda.is_available():
+        return "no CUDA device is visible"
+    return None
+
+
+def without_nccl(backend: Any) -> str | None:
+    """``backend`` with nccl replaced by gloo, or None when it does not name nccl."""
+    if not isinstance(backend, str):  # None: torch picks a backend that works
+        return None
+    text = backend.strip().lower()
+    if text == "nccl":
+        return "gloo"
+    if ":" in text:  # a device map, "cpu:gloo,cuda:nccl"
+        pairs = [part.partition(":") for part in text.split(",")]
+        if any(name.strip() == "nccl" for _, _, name in pairs):
+            return ",".join("%s:%s" % (device.strip(), "gloo" if name.strip() == "nccl" else name.strip())
+                            for device, _, name in pairs)
+    return None
+
+
+def _gloo_for_nccl(function_name: str, arguments: MutableMapping[str, Any]) -> None:
+    replacement = without_nccl(arguments.get("backend"))
+    if replacement is None:
+        return
+    reason = _why_nccl_cannot_work()
+    if reason is None:
+        return
+    backend = str(arguments["backend"])
+    arguments["backend"] = replacement
+    patching.record_redirect(SHIM_NCCL, "%s(backend=%r) -> %r" % (function_name, backend, replacement))
+    _messages.say(
+        "%s(backend=%r): NCCL cannot work here (%s); using %r instead (slower, and some "
+        "collectives on CUDA tensors are not supported; without a GPU, --device cpu moves the "
+        "tensors too). Disable with COMPATFIX_DISABLE=%s."
+        % (function_name, backend, reason, replacement, SHIM_NCCL),
+        key=SHIM_NCCL,
+    )
+
+
+def apply_nccl_fallback(module) -> None:
+    if _cpu_mode():
+        return  # cpu.torch.distributed.backend already sends nccl to gloo
+    add_adjustment(module, "init_process_group", SHIM_NCCL, _gloo_for_nccl)
+    add_adjustment(module, "new_group", SHIM_NCCL, _gloo_for_nccl)
+
+
+# --- env:// without a launcher -> a world of one ---------------------------------------------
+
+
+def _single_process_rendezvous(function_name: str, arguments: MutableMapping[str, Any]) -> None:
+    if arguments.get("init_method") not in (None, "env://") or arguments.get("store") is not None:
+        return
+    if any(variable in os.environ for variable in LAUNCHER_VARIABLES):
+        return  # a launcher (or the script) set up a rendezvous: leave it to torch
+    if arguments.get("world_size", -1) not in (-1, 1) or arguments.get("rank", -1) not in (-1, 0):
+        return  # the caller expects other processes
+    port = free_loopback_port()
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", WORLD_SIZE="1")
+    os.environ.setdefault("LOCAL_RANK", "0")
+    patching.record_redirect(SHIM_ENV, "%s(init_method='env://') without a launcher -> world of one" % function_name)
+    _messages.say(
+        "%s: no launcher set MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE; running as a world of "
+        "one process (rank 0) on 127.0.0.1:%d. Use torchrun to run more processes." % (function_name, port),
+        key=SHIM_ENV,
+    )
+
+
+def apply_env_single_process(module) -> None:
+    add_adjustment(module, "init_process_group", SHIM_ENV, _single_process_rendezvous)
+
+
+# --- torch.cuda.set_device with more processes than GPUs ----------------------------------------
+
+_oversubscribe = False  # set by the opt-in shim; read by the one set_device replacement
+
+
+def _cuda_index(device: Any) -> int | None:
+    if isinstance(device, bool):
+        return None
+    if isinstance(device, int):
+        return device
+    import torch
+
+    if isinstance(device, str):
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            return None
+    if isinstance(device, torch.device) and device.type == "cuda":
+        return device.index
+    return None
+
+
+def _ordinal_advice(index: int, count: int) -> str:
+    return (
+        "torch.cuda.set_device(%d) asks for CUDA device %d, but this process sees %d CUDA "
+        "device(s) (CUDA_VISIBLE_DEVICES=%r, LOCAL_RANK=%r): more processes were started on "
+        "this node than it has GPUs. Start at most %d (--nproc_per_node %d), or let processes "
+        "share GPUs (device = local rank modulo %d) with COMPATFIX_ENABLE=%s."
+        % (index, index, count, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("LOCAL_RANK"),
+           count, count, count, SHIM_OVERSUBSCRIBE)
+    )
+
+
+def _set_device(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def set_device(device):
+        import torch
+
+        index = _cuda_index(device)
+        count = torch.cuda.device_count() if index is not None and index >= 0 else 0
+        if count == 0 or index < count:
+            return original(device)
+        if _oversubscribe:
+            shared = index % count
+            patching.record_redirect(SHIM_OVERSUBSCRIBE, "torch.cuda.set_device(%d) -> %d" % (index, shared))
+            _messages.say(
+                "torch.cuda.set_device(%d): only %d CUDA device(s); processes share them, "
+                "device = index modulo %d (set by %s)." % (index, count, count, SHIM_OVERSUBSCRIBE),
+                key=SHIM_OVERSUBSCRIBE,
+            )
+            return original(shared)
+        try:
+            return original(device)
+        except RuntimeError as exc:
+            advice = _ordinal_advice(index, count)
+            if hasattr(exc, "add_note"):  # Python 3.11+: same exception, with the advice under it
+                exc.add_note("compatfix: " + advice)
+                raise
+            raise RuntimeError("%s\ncompatfix: %s" % (exc, advice)) from exc
+
+    return set_device
+
+
+def _replace_set_device(module) -> None:
+    if getattr(module.set_device, patching._MARK, None) != SET_DEVICE_MARK:
+        patching.replace_attribute(module, "set_device", _set_device(module.set_device), SET_DEVICE_MARK)
+
+
+def apply_set_device_explain(module) -> None:
+    _replace_set_device(module)
+
+
+def apply_set_device_oversubscribe(module) -> None:
+    global _oversubscribe
+    _oversubscribe = True
+    _replace_set_device(module)
+
+
+# --- the single-tensor collectives under all their names -------------------------------------
+
+# Newest name first: torch 2.13 (2026, pytorch#186123) all_gather_single/reduce_scatter_single,
+# torch 1.13 (2022, pytorch#85686) all_gather_into_tensor/reduce_scatter_tensor, torch 1.9
+# (2021, pytorch#56315) the private _all_gather_base/_reduce_scatter_base; gather_single
+# replaced gather_into_tensor in 2026 (pytorch#191073). None has been removed so far.
+ALL_GATHER_NAMES = ("all_gather_single", "all_gather_into_tensor", "_all_gather_base")
+REDUCE_SCATTER_NAMES = ("reduce_scatter_single", "reduce_scatter_tensor", "_reduce_scatter_base")
+GATHER_NAMES = ("gather_single", "gather_into_tensor")
+COLLECTIVE_FAMILIES = (ALL_GATHER_NAMES, REDUCE_SCATTER_NAMES, GATHER_NAMES)
+
+
+def _existing(module, names: tuple[str, ...]) -> Callable | None:
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    for owner in (module, c10d):
+        if owner is None:
+            continue
+        for name in names:
+            if patching.has_working_name(owner, name):
+                return getattr(owner, name)
+    return None
+
+
+def restore_collective_names(module) -> None:
+    """Applied to ``torch.distributed`` and ``distributed_c10d``: every missing name of a
+    collective serves the function that the running torch has under another name."""
+    for names in COLLECTIVE_FAMILIES:
+        function = _existing(module, names)
+        if function is not None:
+            restore_names(module, {name: function for name in names}, SHIM_NAMES)
+
+
+class CompletedWork:
+    """What ``async_op=True`` returns from a collective that already finished."""
+
+    def wait(self, timeout: object = None) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+    def is_success(self) -> bool:
+        return True
+
+
+def all_gather_via_list(output_tensor, input_tensor, group=None, async_op=False):
+    """All-gather into one tensor through ``all_gather``'s list of tensors: the list
+    holds views of ``output_tensor`` (which must be contiguous), one per rank."""
+    dist = sys.modules["torch.distributed"]
+    world_size = dist.get_world_size(group)
+    parts = list(output_tensor.view(world_size, -1).unbind(0))
+    return dist.all_gather(parts, input_tensor.reshape(-1), group=group, async_op=async_op)
+
+
+def reduce_scatter_via_all_reduce(output, input, op=None, group=None, async_op=False):
+    """Reduce-scatter through ``all_reduce``: every rank reduces the whole input, then
+    keeps its own slice. Sends world-size times the data reduce-scatter would; it
+    finishes before returning, also with ``async_op=True``."""
+    import torch
+
+    dist = sys.modules["torch.distributed"]
+    reduced = input.clone(memory_format=torch.contiguous_format)  # all_reduce needs contiguous
+    dist.all_reduce(reduced, op=dist.ReduceOp.SUM if op is None else op, group=group)
+    world_size, rank = dist.get_world_size(group), dist.get_rank(group)
+    output.copy_(reduced.reshape(world_size, -1)[rank].view_as(output))
+    return CompletedWork() if async_op else None
+
+
+def provide_collective_fallbacks(module) -> None:
+    """Applied to ``torch.distributed`` and ``distributed_c10d``: where a torch has no
+    single-tensor all-gather or reduce-scatter under any name, serve all its names with
+    an implementation over ``all_gather`` / ``all_reduce``."""
+    fallbacks = ((ALL_GATHER_NAMES, all_gather_via_list), (REDUCE_SCATTER_NAMES, reduce_scatter_via_all_reduce))
+    for names, fallback in fallbacks:
+        if _existing(module, names) is None:
+            restore_names(module, {name: fallback for name in names}, SHIM_FALLBACKS)
+
+
+_DISTRIBUTED = ["torch.distributed", "torch.distributed.distributed_c10d"]
+
+SHIMS = (
+    Shim(
+        SHIM_NCCL,
+        targets=["torch.distributed"],
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.9"},
+        apply=apply_nccl_fallback,
+        risk=RISK_BEHAVIOUR,
+        broke="init_process_group(backend='nccl') where NCCL cannot work raises 'Distributed "
+        "package doesn't have NCCL built in' (Windows, macOS) or 'ProcessGroupNCCL is only "
+        "supported with GPUs, no GPUs found!' (no CUDA device); launch scripts hard-code nccl",
+        summary="init_process_group/new_group use gloo (one warning) where nccl is asked for "
+        "but torch has no NCCL or no CUDA device is visible",
+    ),
+    Shim(
+        SHIM_ENV,
+        targets=["torch.distributed"],
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.9"},
+        apply=apply_env_single_process,
+        risk=RISK_BEHAVIOUR,
+        default=False,
+        broke="init_process_group(init_method='env://') in a script run without a launcher "
+        "raises 'environment variable RANK expected, but not set'",
+        summary="opt-in: env:// without a launcher's variables becomes a world of one process "
+        "on a free loopback port (sets MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE)",
+    ),
+    Shim(
+        SHIM_EXPLAIN,
+        targets=["torch.cuda"],
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.9"},
+        apply=apply_set_device_explain,
+        risk=RISK_BEHAVIOUR,
+        broke="torch.cuda.set_device(local_rank) with more processes than GPUs fails with a bare "
+        "'CUDA error: invalid device ordinal'",
+        summary="torch.cuda.set_device's 'invalid device ordinal' says how many GPUs there are, "
+        "and how to launch fewer processes or share GPUs",
+    ),
+    Shim(
+        SHIM_OVERSUBSCRIBE,
+        targets=["torch.cuda"],
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.9"},
+        apply=apply_set_device_oversubscribe,
+        risk=RISK_BEHAVIOUR,
+        default=False,
+        broke="torch.cuda.set_device(local_rank) with more processes than GPUs fails with "
+        "'CUDA error: invalid device ordinal'",
+        summary="opt-in: torch.cuda.set_device(N) beyond the device count uses N modulo the "
+        "count (processes share GPUs), with a warning",
+    ),
+    Shim(
+        SHIM_NAMES,
+        targets=_DISTRIBUTED,
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.9"},
+        apply=restore_collective_names,
+        risk=RISK_ALIAS,
+        broke="torch.distributed's single-tensor collectives were named _all_gather_base/"
+        "_reduce_scatter_base (1.9), all_gather_into_tensor/reduce_scatter_tensor (1.13), "
+        "all_gather_single/reduce_scatter_single (2026); code written for one generation "
+        "(apex, DeepSpeed) raises AttributeError on a torch with another",
+        summary="every missing name of all-gather/reduce-scatter/gather into one tensor "
+        "serves the function the running torch has under another name",
+    ),
+    Shim(
+        SHIM_FALLBACKS,
+        targets=_DISTRIBUTED,
+        kind=AFTER_IMPORT,
+        apply=provide_collective_fallbacks,
+        risk=RISK_BEHAVIOUR,
+        broke="torch before 1.9 has no single-tensor all-gather/reduce-scatter: apex and "
+        "DeepSpeed raise AttributeError: module 'torch.distributed' has no attribute "
+        "'_all_gather_base'",
+        summary="where torch has no single-tensor all-gather/reduce-scatter at all, provide "
+        "them over all_gather/all_reduce (correct, more traffic)",
+    ),
+)
