@@ -16,8 +16,9 @@ launcher's ``--master_port``.
 argparse is a standard-library module, so it is not a start-up trigger (every process
 imports it): its shims apply when the engine loads, on the first import of torch (or
 numpy, mmcv), or at once under ``python -m compatfix``. The patch is on the
-``ArgumentParser`` class, so parsers built before it are covered; only a parse that runs
-before torch is imported, in a process activated by the ``.pth`` alone, is missed.
+``ArgumentParser`` class, so parsers built before it are covered. In a torchrun /
+``torch.distributed.launch`` worker argparse is a trigger as well (the bootstrap watches
+it when ``TORCHELASTIC_RUN_ID`` is set), so a parse before ``import torch`` is covered.
 """
 
 from __future__ import annotations
