@@ -32,6 +32,7 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.numpy",
     "compatfix.shims.apex",
     "compatfix.shims.torch",
+    "compatfix.shims.torch_load",
     "compatfix.shims.torch_distributed",
     "compatfix.shims.launch",
     "compatfix.shims.mmcv.ops",

@@ -17,6 +17,7 @@ NEUTRAL_CWD = tempfile.mkdtemp(prefix="compatfix-tests-")
 _COMPATFIX_VARIABLES = (
     "COMPATFIX", "COMPATFIX_DISABLE", "COMPATFIX_ENABLE", "COMPATFIX_STRICT",
     "COMPATFIX_REPORT", "COMPATFIX_DEVICE", "COMPATFIX_RUN_ID",
+    "COMPATFIX_TORCH_LOAD", "COMPATFIX_TORCH_LOAD_TRUST", "COMPATFIX_TRUST_STORE",
 )
 
 
@@ -24,6 +25,9 @@ def clean_env(compatfix: bool = True, **extra: str) -> dict[str, str]:
     """The current environment without compatfix settings; COMPATFIX=0 when off."""
     env = {k: v for k, v in os.environ.items() if k not in _COMPATFIX_VARIABLES}
     env.pop("PYTHONPATH", None)
+    # torch.save under compatfix records what it wrote (docs/checkpoints.md): keep the
+    # tests' records out of the user's own trust store.
+    env.setdefault("COMPATFIX_TRUST_STORE", os.path.join(NEUTRAL_CWD, "trusted-checkpoints.tsv"))
     if not compatfix:
         env["COMPATFIX"] = "0"
     env["PYTHONWARNINGS"] = "ignore::FutureWarning"  # torch.jit.script's deprecation noise
