@@ -34,14 +34,29 @@ Decisions
 * Mixed precision: ``torch.cuda.amp.autocast(...)`` is a **no-op: the region runs in
   float32**. A hand port to the CPU drops CUDA autocast; CPU bfloat16 autocast would
   change the numerics and is slower than float32 on CPUs without bf16 units. For the
-  same reason ``torch.autocast('cuda')`` is left to torch: it only affects CUDA kernels,
-  so on CPU tensors it is float32 too. ``torch.cuda.amp.GradScaler()`` is a scale-1
+  same reason ``torch.autocast('cuda')`` (and ``device_type='cuda'``,
+  ``torch.amp.autocast('cuda')``) is left to torch: it finds no CUDA, disables itself
+  with a warning, and the region runs in float32 too. ``torch.cuda.amp.GradScaler()``
+  and ``torch.amp.GradScaler('cuda')`` (``'cuda'`` is its default) are a scale-1
   passthrough: ``scale(loss)`` returns ``loss``, ``step(opt)`` calls ``opt.step()``
   (also when gradients are not finite, as plain float32 training would), ``unscale_``
   and ``update`` do nothing, ``get_scale()`` is 1.0 and ``is_enabled()`` False.
   Its ``state_dict()`` has the keys of a real GradScaler's with the constructor's
   ``init_scale``, so a checkpoint saved in CPU mode resumes on a GPU like a fresh
-  scaler; ``load_state_dict`` accepts a real scaler's state.
+  scaler (torch's own disabled scaler would save ``{}``, which a GPU scaler refuses to
+  load); ``load_state_dict`` accepts a real scaler's state. ``torch.amp.GradScaler('cpu')``
+  stays torch's.
+* Legacy tensor types: ``torch.cuda.FloatTensor``, ``LongTensor``, ``HalfTensor`` … are
+  the CPU types ``torch.FloatTensor`` …, so ``torch.cuda.FloatTensor(3)``,
+  ``x.type(torch.cuda.LongTensor)`` and ``set_default_tensor_type`` make CPU tensors,
+  and ``isinstance(x.cuda(), torch.cuda.FloatTensor)`` is True. ``x.type('torch.cuda.…')``
+  strings map to the CPU names. ``x.type()`` still answers ``'torch.FloatTensor'``
+  (as ``x.is_cuda`` is False).
+* ``torch.Generator(device='cuda')`` makes a CPU generator. ``torch.Generator`` becomes
+  a class whose metaclass builds torch's ``torch._C.Generator`` and answers
+  ``isinstance``/``issubclass`` for every torch generator (``torch.default_generator``
+  too), so annotations, ``DataLoader(generator=…)`` and TorchScript's
+  ``Optional[torch.Generator]`` keep working; ``type(g) is torch.Generator`` is False.
 * Random numbers: CUDA seeding and RNG state act on the CPU generator (the CPU plays
   the CUDA device), so ``torch.cuda.manual_seed(s)`` seeds the CPU stream. A CUDA RNG
   state saved on a GPU (another format) is ignored by ``torch.cuda.set_rng_state``.
@@ -61,10 +76,9 @@ Decisions
   devices and simply runs the wrapped module.
 
 Not covered: ``.cuda()``/``device='cuda'`` inside TorchScript-compiled code (TorchScript
-resolves them without Python), legacy ``torch.cuda.FloatTensor`` constructors and
-``.type(torch.cuda.FloatTensor)``, ``torch.Generator(device='cuda')``, the newer
-``torch.amp.GradScaler('cuda')``/``torch.autocast('cuda')`` spellings (left to torch:
-the latter warns and runs float32).
+resolves them without Python), ``torch.cuda.*Storage`` and ``torch.cuda.sparse`` legacy
+types, ``torch.set_default_device('cuda')`` (torch 2.0+, after the scripts this mode is
+for), ``torch.cuda.utilization()`` and other NVML queries.
 
 Each redirected call is counted per kind with ``recorder.record_redirect`` and appears
 under ``"redirected"`` in the ``--report`` JSON.
@@ -231,6 +245,96 @@ def _patch_factories(torch, is_cuda) -> None:
             op = table.get(id(original))
             if op is not None:
                 _builtins._register_builtin(wrapper, op)
+
+
+# --- legacy tensor types, generators, torch.amp.GradScaler -----------------------------
+
+LEGACY_TYPE_NAMES = (
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+)
+_CUDA_TYPE_PREFIX = "torch.cuda."
+
+
+def _patch_legacy_types(torch) -> None:
+    """``torch.cuda.FloatTensor`` & co. name the CPU types: as constructors
+    (``torch.cuda.FloatTensor(3)``), in ``x.type(torch.cuda.LongTensor)``, in
+    ``isinstance`` (true for the CPU tensors that play CUDA ones) and in
+    ``set_default_tensor_type`` (which resolves a string through these attributes)."""
+    cuda = torch.cuda
+    for name in LEGACY_TYPE_NAMES:
+        cpu_type = getattr(torch, name, None)
+        if cpu_type is not None and getattr(cuda, name, None) is not cpu_type:
+            replace_attribute(cuda, name, cpu_type)  # a type: torch's own object, unmarked
+
+    Tensor = torch.Tensor
+    original_type = Tensor.type
+
+    def type(self, *args, **kwargs):  # noqa: A001 - torch's name
+        dtype = args[0] if args else kwargs.get("dtype")
+        if dtype.__class__ is str and dtype.startswith(_CUDA_TYPE_PREFIX):
+            _count("Tensor.type")
+            cpu_name = "torch." + dtype[len(_CUDA_TYPE_PREFIX):]
+            if args:
+                args = (cpu_name,) + args[1:]
+            else:
+                kwargs["dtype"] = cpu_name
+        return original_type(self, *args, **kwargs)
+
+    if not _is_replacement(original_type):
+        replace_attribute(Tensor, "type", _dress(type, original_type, "Tensor.type"))
+
+
+def _patch_generator(torch, is_cuda) -> None:
+    """``torch.Generator(device='cuda')`` makes a CPU generator. The class cannot be
+    subclassed usefully (torch's own generators would not be instances), so
+    ``torch.Generator`` becomes a class whose metaclass builds torch's generators and
+    answers ``isinstance``/``issubclass`` for them."""
+    original = torch.Generator
+    if _is_replacement(original):
+        return
+
+    class GeneratorType(type):
+        def __call__(cls, device="cpu"):
+            if is_cuda(device):
+                _count("torch.Generator(device=cuda)")
+                device = _CPU
+            return original(device)
+
+        def __instancecheck__(cls, instance) -> bool:
+            return isinstance(instance, original)
+
+        def __subclasscheck__(cls, subclass) -> bool:
+            return issubclass(subclass, original)
+
+    Generator = GeneratorType("Generator", (), {"__doc__": original.__doc__, "__module__": "torch",
+                                                "__wrapped__": original})
+    replace_attribute(torch, "Generator", Generator)
+
+
+def _patch_amp_grad_scaler(torch, is_cuda) -> None:
+    """``torch.amp.GradScaler('cuda')`` (device defaults to 'cuda') is the scale-1
+    passthrough of ``torch.cuda.amp.GradScaler``. Torch itself would disable it with a
+    warning, but a disabled scaler's ``state_dict()`` is empty, and a real GPU scaler
+    refuses to load that when the run resumes on a GPU."""
+    amp = torch.amp
+    original = amp.GradScaler
+    if _is_replacement(original):
+        return
+
+    class AmpGradScaler(original):
+        __doc__ = original.__doc__
+
+        def __new__(cls, device="cuda", *args, **kwargs):
+            if cls is AmpGradScaler and is_cuda(device):
+                return GradScaler(*args, **kwargs)
+            return super().__new__(cls)
+
+    AmpGradScaler.__name__ = AmpGradScaler.__qualname__ = "GradScaler"
+    AmpGradScaler.__module__ = original.__module__
+    for module in (amp, getattr(amp, "grad_scaler", None)):
+        if module is not None and getattr(module, "GradScaler", None) is original:
+            replace_attribute(module, "GradScaler", AmpGradScaler)
 
 
 # --- torch.load ------------------------------------------------------------------------
@@ -669,6 +773,9 @@ def apply_cpu_device(torch) -> None:
     _patch_factories(torch, is_cuda)
     _patch_load(torch, is_cuda)
     _patch_cuda(torch)
+    _patch_legacy_types(torch)
+    _patch_generator(torch, is_cuda)
+    _patch_amp_grad_scaler(torch, is_cuda)
 
 
 SHIMS = (
@@ -680,11 +787,13 @@ SHIMS = (
         risk=RISK_BEHAVIOUR,
         device="cpu",
         broke="code written for one CUDA GPU (model.cuda(), device='cuda', torch.cuda.*, "
-        "torch.cuda.amp) fails on a machine without one: 'Torch not compiled with CUDA "
-        "enabled' / 'Found no NVIDIA driver'",
+        "torch.cuda.amp, torch.cuda.FloatTensor, torch.Generator(device='cuda')) fails on a "
+        "machine without one: 'Torch not compiled with CUDA enabled' / 'Found no NVIDIA driver'",
         summary="CPU mode: .cuda()/.to('cuda')/device='cuda' land on the CPU; torch.cuda.* acts "
         "as one CPU device (is_available True, device_count 1, Events time wall clock, memory "
-        "stats 0); torch.cuda.amp autocast runs float32 and GradScaler is a scale-1 "
-        "passthrough; torch.load maps CUDA storages to the CPU",
+        "stats 0); torch.cuda.FloatTensor & co. are the CPU types; torch.Generator('cuda') is a "
+        "CPU generator; CUDA autocast runs float32 and torch.cuda.amp.GradScaler / "
+        "torch.amp.GradScaler('cuda') are a scale-1 passthrough; torch.load maps CUDA storages "
+        "to the CPU",
     ),
 )
