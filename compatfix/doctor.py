@@ -315,10 +315,11 @@ def check_mm_version_pair(path: list[str] | None = None) -> list[Finding]:
             "mm-version-pair", "error",
             "import %s will fail: MMCV==%s is used but incompatible. "
             "Please install mmcv>=%s, %s%s." % (package, mmcv_version, low, upper, high),
-            "%s asserts this range when it is imported, and no shim can act in between. "
+            "%s asserts this range when it is imported. "
             "Install an mmcv in range (%s) or a %s release whose range includes mmcv %s. "
-            "Editing the bound in %s silences the assert, not the API changes it guards "
-            "against." % (package, install, package, mmcv_version, init),
+            "Editing the bound in %s, or accepting the risk with "
+            "COMPATFIX_ENABLE=mmcv.relaxed_version_assert, silences the assert, not the "
+            "API changes it guards against." % (package, install, package, mmcv_version, init),
         ))
     return findings
 
