@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create/update the test virtualenvs under .venvs/<stack> (repo root).
 #
-#   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1)
+#   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1)
 #
 # Each stack's requirements live in requirements/<stack>.txt; a stack that also
 # has requirements/<stack>-mmcv.txt gets a second pass that builds mmcv 1.x from

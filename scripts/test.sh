@@ -13,8 +13,12 @@
 # `python -P` keeps the repo root off sys.path, so `import compatfix` gets the
 # wheel installed into the venv (data files included), not the source tree.
 #
+# Each stack's run uses pytest-xdist with COMPATFIX_TEST_WORKERS processes (default 2):
+# most tests spend their time in subprocesses (interpreters, launchers, ranks).
+#
 # Environment: COMPATFIX_TEST_STACKS  space-separated subset/order of stacks
 #              (default "modern paper numpy1 timm1"; for local iteration only).
+#              COMPATFIX_TEST_WORKERS  pytest-xdist workers per stack (default 2; 0 = serial)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,7 +56,7 @@ for stack in "${STACKS[@]}"; do
     echo "[test] ===== stack: $stack ====="
     rc=0
     COMPATFIX_TEST_STACK=$stack "$ROOT/.venvs/$stack/bin/python" -P -m pytest tests \
-        --junitxml="$REPORTS/$stack.xml" "$@" || rc=$?
+        -n "${COMPATFIX_TEST_WORKERS:-2}" --junitxml="$REPORTS/$stack.xml" "$@" || rc=$?
     RC[$stack]=$rc
     if [[ $rc != 0 && $rc != 5 ]]; then status=1; fi
 done

@@ -4,6 +4,7 @@ start-up (compatfix.pth), so on/off comparisons need fresh interpreters."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -57,3 +58,10 @@ def run_python(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago (for rendezvous in tests)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

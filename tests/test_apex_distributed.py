@@ -5,20 +5,13 @@ the SyncBatchNorm from convert_syncbn_model equals BatchNorm on the whole batch.
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
-from support import clean_env
+from support import clean_env, free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "fixtures", "apex", "ddp_two_ranks.py")
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def launch(out_dir, compatfix=True):

@@ -12,13 +12,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from support import clean_env, run_python
+from support import clean_env, free_port, run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "cpu_distributed")
@@ -35,12 +34,6 @@ OFF, ON, CPU = "compatfix-off", "compatfix-on", "cpu-mode"
 
 def fixture(name):
     return os.path.join(FIXTURES, name)
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def env_for(how, **extra):

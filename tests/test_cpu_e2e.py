@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from support import clean_env
+from support import clean_env, free_port
 from test_cpu_distributed import has_cuda_gpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,12 +28,6 @@ TIMEOUT = 240
 # What a GPU script meets first on a machine without one.
 NO_GPU_ERROR = re.compile(r"Found no NVIDIA driver|Torch not compiled with CUDA|CUDA driver version is insufficient"
                           r"|no CUDA GPUs|AcceleratorError|ProcessGroupNCCL is only supported with GPUs")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def torchrun(nproc: int, out_dir: str, *args: str, cpu_mode: bool = True, compatfix: bool = True):

@@ -14,11 +14,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-import socket
 
 import pytest
 
-from support import clean_env, run_python
+from support import clean_env, free_port, run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "launch")
@@ -29,12 +28,6 @@ NCCL_ERROR = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
 RANK_ERROR = "environment variable RANK expected, but not set"
 NCCL_WARNING = "NCCL cannot work here"
 ORDINAL_ERROR = "CUDA error: invalid device ordinal"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def env_for(compatfix: bool, launched: bool = True, **extra: str) -> dict[str, str]:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from support import clean_env
+from support import clean_env, free_port
 from test_cpu_distributed import has_cuda_gpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,12 +62,6 @@ def required_shims():
     missing = missing_shim_modules()
     if missing:
         pytest.skip("waiting for %s" % ", ".join(missing))
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def write_image_folder(root: str) -> None:

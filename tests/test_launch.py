@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from support import clean_env, run_python
+from support import clean_env, free_port, run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "launch")
@@ -24,12 +24,6 @@ TIMEOUT = 180
 REQUIRED_ERROR = "error: the following arguments are required: --local_rank"
 UNRECOGNIZED_ERROR = "error: unrecognized arguments: --local-rank=0"
 EADDRINUSE = "EADDRINUSE"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def env_for(compatfix: bool, **extra: str) -> dict[str, str]:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from support import clean_env, run_python
+from support import clean_env, free_port, run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "mm_parallel")
@@ -30,12 +29,6 @@ GET_STREAM_ERROR = "AttributeError: 'int' object has no attribute 'type'"
 REPLICATED_ERROR = "AttributeError: 'MMDistributedDataParallel' object has no attribute '_use_replicated_tensor_module'"
 SYNC_PARAMS_ERROR = "AttributeError: 'MMDistributedDataParallel' object has no attribute '_sync_params'"
 SPECIFY_ERROR = "AttributeError: 'super' object has no attribute '_specify_ddp_gpu_num'"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def one_rank_env(compatfix: bool, **extra: str) -> dict[str, str]:

@@ -19,13 +19,12 @@ import glob
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from support import clean_env, run_python
+from support import clean_env, free_port, run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -68,12 +67,6 @@ def assert_inactive(state, torch=True):
     if torch:
         assert state["torch._six"] is False, state
     assert state["env"]["COMPATFIX_DISABLE"] is None
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start(args, env, cwd):
