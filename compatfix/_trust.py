@@ -16,7 +16,6 @@ atomic rename, so a reader never sees half a store. Readers take no lock.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from typing import IO, Iterator
@@ -46,6 +45,8 @@ def store_path() -> str | None:
 
 def sha256_of_stream(stream: IO[bytes]) -> str:
     """The sha256 of what ``stream`` holds from its current position to its end."""
+    import hashlib  # only when a file is hashed: it loads OpenSSL
+
     digest = hashlib.sha256()
     for chunk in iter(lambda: stream.read(_CHUNK), b""):
         digest.update(chunk)

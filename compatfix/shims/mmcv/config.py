@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
@@ -25,6 +24,8 @@ SHIM_NAME = "mmcv.config_yapf_verify"
 
 
 def accepts_verify(format_code) -> bool:
+    import inspect  # here, not at module level: it costs ~5 ms of every engine load
+
     try:
         parameters = inspect.signature(format_code).parameters
     except (TypeError, ValueError):  # no signature to read: leave it alone

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 from types import ModuleType
 from typing import Any, Iterable
 
@@ -54,6 +53,8 @@ def clashes_from_other_packages(registry: Any, module: Any, names: Iterable[str]
 
 
 def _make_register_module(original):
+    import inspect  # here, not at module level: it costs ~5 ms of every engine load
+
     # The first parameter is ``module`` in mmcv 1.7, ``module_class`` in 1.3, which
     # passes it by keyword: bind the call to the original's own signature.
     signature = inspect.signature(original)

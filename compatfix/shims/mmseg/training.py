@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 from types import ModuleType
 
 from compatfix import patching
@@ -96,6 +95,8 @@ def default_device(library: str, distributed: bool) -> str:
 
 
 def _make_train_function(original, shim: str, library: str, since: str):
+    import inspect  # here, not at module level: it costs ~5 ms of every engine load
+
     signature = inspect.signature(original)
 
     def train_function(*args, **kwargs):
@@ -131,6 +132,8 @@ def patch_train_detector(module: ModuleType) -> None:
 
 
 def _make_build_dataloader(original):
+    import inspect  # here, not at module level: it costs ~5 ms of every engine load
+
     signature = inspect.signature(original)
 
     def build_dataloader(*args, **kwargs):
