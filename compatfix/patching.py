@@ -1,27 +1,67 @@
-"""Tools for writing shims: restore removed names without overwriting working ones,
-and keep the originals of everything replaced (``get_original``, ``is_patched``).
+"""The one way a shim changes something: restore removed names without overwriting working
+ones (``restore_names``), set or wrap an attribute (``replace_attribute``, ``wrap``), or let
+several shims rewrite one function's arguments (``rewrite_arguments``). Every change keeps
+the first original for ``get_original``/``is_patched`` and is counted for the shim that made
+it, so the engine can tell "applied" from "nothing to do".
 
 Restored names are plain module attributes, so using them costs nothing extra. In report
 mode (``--report``) they are served by a module ``__getattr__`` instead, which records
 the caller's ``file:line``: that list is what a user needs to fix the code for good.
+
+wrapt is not used: ``functools.update_wrapper`` keeps the name, docstring, module and (through
+``__wrapped__``) the signature that ``inspect.signature`` reports, and ``wrap`` rebuilds
+``staticmethod``/``classmethod`` descriptors itself; importing wrapt would cost the first
+target import ~2 ms for nothing these shims need (docs/writing-shims.md).
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 import warnings
 from types import ModuleType
-from typing import Any, Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before numpy
+    from typing import Any, Callable, Iterator, Mapping
 
 _MISSING = object()
 # (owner's qualified name, attribute) -> the value before compatfix touched it.
 # setdefault keeps the first original when a patch is applied again.
 _saved: dict[tuple[str, str], Any] = {}
 
+# The attribute every replacement carries: the name of the shim that put it there.
+_MARK = "__compatfix_shim__"
+
+_collecting = threading.local()
+
 
 def _owner_name(owner: Any) -> str:
     if isinstance(owner, ModuleType):
         return owner.__name__
     return "%s.%s" % (getattr(owner, "__module__", "?"), getattr(owner, "__qualname__", repr(owner)))
+
+
+def _note_change(what: str) -> None:
+    changes = getattr(_collecting, "changes", None)
+    if changes is not None:
+        changes.append(what)
+
+
+class collect_changes:
+    """Context manager the engine puts around one ``apply``: the list it yields receives
+    one line per change the patching functions make on this thread."""
+
+    def __enter__(self) -> list[str]:
+        self._outer = getattr(_collecting, "changes", None)
+        _collecting.changes = []
+        return _collecting.changes
+
+    def __exit__(self, *exc_info: object) -> None:
+        inner = _collecting.changes
+        _collecting.changes = self._outer
+        if self._outer is not None:  # a nested apply (a provide importing a target)
+            self._outer.extend(inner)
 
 
 def has_working_name(module: ModuleType, name: str) -> bool:
@@ -54,10 +94,12 @@ def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> li
         for name, value in missing.items():
             _saved.setdefault((module.__name__, name), _MISSING)
             setattr(module, name, value)
+    for name in sorted(missing):
+        _note_change("restored %s.%s" % (module.__name__, name))
     return sorted(missing)
 
 
-def _serve_with_tracking(module: ModuleType, names: dict[str, Any], shim: str, recorder) -> None:
+def _serve_with_tracking(module: ModuleType, names: dict[str, Any], shim: str, recorder: Any) -> None:
     previous = vars(module).get("__getattr__")
     _saved.setdefault((module.__name__, "__getattr__"), _MISSING if previous is None else previous)
     prefix = module.__name__ + "."
@@ -75,16 +117,33 @@ def _serve_with_tracking(module: ModuleType, names: dict[str, Any], shim: str, r
     module.__getattr__ = __getattr__
 
 
-_MARK = "__compatfix_shim__"  # on every replacement: the shim that put it there
+def shim_of(value: Any) -> str | None:
+    """The shim whose replacement ``value`` is, or None."""
+    try:
+        return vars(value).get(_MARK)
+    except TypeError:  # no __dict__: a builtin, a slotted object, a plain value
+        return getattr(value, _MARK, None) if isinstance(value, type) else None
+
+
+def wrapped_by(value: Any, shim: str) -> bool:
+    """Whether ``shim``'s replacement is ``value`` or anywhere down its ``__wrapped__``
+    chain (another shim, or the user, may have wrapped it since)."""
+    seen = 0
+    while value is not None and seen < 100:
+        if shim_of(value) == shim:
+            return True
+        value = getattr(value, "__wrapped__", None)
+        seen += 1
+    return False
 
 
 def replace_attribute(owner: Any, name: str, value: Any, shim: str) -> bool:
     """Set ``owner.name = value`` for ``shim``, keeping the first original for
     ``get_original``. Returns False, changing nothing, when ``owner.name`` already is
-    that shim's replacement: applying a shim twice is harmless.
+    (or wraps) that shim's replacement: applying a shim twice is harmless.
     """
     current = getattr(owner, name, _MISSING)
-    if getattr(current, _MARK, None) == shim:
+    if current is not _MISSING and wrapped_by(current, shim):
         return False
     _saved.setdefault((_owner_name(owner), name), current)
     try:
@@ -92,7 +151,102 @@ def replace_attribute(owner: Any, name: str, value: Any, shim: str) -> bool:
     except (AttributeError, TypeError):  # a builtin or a class with __slots__
         pass
     setattr(owner, name, value)
+    _note_change("%s %s.%s" % ("added" if current is _MISSING else "replaced", _owner_name(owner), name))
     return True
+
+
+def wrap(owner: Any, name: str, make_wrapper: Callable[[Any], Any], shim: str) -> bool:
+    """Replace the function ``owner.name`` with ``make_wrapper(current)``.
+
+    ``current`` is the attribute as it resolves now (inherited, or another shim's wrapper).
+    The wrapper gets ``current``'s name, docstring, module and ``__wrapped__`` (so
+    ``inspect.signature`` reports the original signature); a ``staticmethod`` or
+    ``classmethod`` on a class is unwrapped, wrapped and re-wrapped in the same descriptor.
+    Returns False, changing nothing, when ``owner.name`` is missing or already wrapped by
+    ``shim`` anywhere down its ``__wrapped__`` chain.
+    """
+    descriptor = None
+    if isinstance(owner, type):
+        for klass in owner.__mro__:
+            if name in vars(klass):
+                raw = vars(klass)[name]
+                if isinstance(raw, (staticmethod, classmethod)):
+                    descriptor = type(raw)
+                    current = raw.__func__
+                break
+    if descriptor is None:
+        current = getattr(owner, name, _MISSING)
+        if current is _MISSING:
+            return False
+    if wrapped_by(current, shim):
+        return False
+    wrapper = functools.update_wrapper(make_wrapper(current), current)
+    try:
+        setattr(wrapper, _MARK, shim)
+    except (AttributeError, TypeError):
+        pass
+    return replace_attribute(owner, name, wrapper if descriptor is None else descriptor(wrapper), shim)
+
+
+# --- several shims adjusting one function's arguments -------------------------------------
+
+_REWRITERS = "__compatfix_rewriters__"
+_REWRITE_SHIM = "compatfix.rewrite_arguments"
+
+
+def rewrite_arguments(
+    owner: Any, name: str, rewrite: Callable[[Any], None], shim: str, *, order: int = 0
+) -> bool:
+    """Let ``shim`` adjust the arguments of ``owner.name`` before each call.
+
+    ``rewrite(bound)`` receives the call's ``inspect.BoundArguments`` (defaults applied) and
+    changes ``bound.arguments`` in place. All shims rewriting one function share a single
+    wrapper; their rewriters run by ascending ``order``, then in the order they were added.
+    Returns False when ``shim`` already rewrites this function.
+    """
+    current = getattr(owner, name, _MISSING)
+    if current is _MISSING:
+        return False
+    rewriters = _rewriters_of(current)
+    if rewriters is None:
+        wrap(owner, name, _argument_rewriter, _REWRITE_SHIM)
+        current = getattr(owner, name)
+        rewriters = _rewriters_of(current)
+    if any(existing_shim == shim for _, _, existing_shim, _ in rewriters):
+        return False
+    rewriters.append((order, len(rewriters), shim, rewrite))
+    rewriters.sort(key=lambda entry: entry[:2])
+    _saved.setdefault((_owner_name(owner), name), current.__wrapped__)
+    _note_change("%s rewrites the arguments of %s.%s" % (shim, _owner_name(owner), name))
+    return True
+
+
+def _rewriters_of(function: Any) -> list | None:
+    while function is not None:
+        rewriters = getattr(function, "__dict__", {}).get(_REWRITERS)
+        if rewriters is not None:
+            return rewriters
+        function = getattr(function, "__wrapped__", None)
+    return None
+
+
+def _argument_rewriter(original: Callable[..., Any]) -> Callable[..., Any]:
+    import inspect
+
+    signature = inspect.signature(original)
+    rewriters: list = []
+
+    def with_rewritten_arguments(*args: Any, **kwargs: Any) -> Any:
+        if rewriters:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            for _, _, _, rewrite in list(rewriters):
+                rewrite(bound)
+            args, kwargs = bound.args, bound.kwargs
+        return original(*args, **kwargs)
+
+    setattr(with_rewritten_arguments, _REWRITERS, rewriters)
+    return with_rewritten_arguments
 
 
 def record_redirect(shim: str, what: str) -> None:
