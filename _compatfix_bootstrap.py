@@ -61,7 +61,13 @@ class CompatfixFinder:
         if engine is None and self.packages:
             with self._engine_lock:
                 if self._engine is None and self.packages:
-                    self._engine = self._load_engine()
+                    # While the engine loads, imports it causes on this thread (a plugin
+                    # importing numpy at its top) are plain imports: catch_up shims them.
+                    self._local.loading = True
+                    try:
+                        self._engine = self._load_engine()
+                    finally:
+                        self._local.loading = False
                     if self._engine is not None:
                         # Targets imported before the engine existed (before activation,
                         # or plugin targets imported before any built-in target) get
@@ -89,12 +95,20 @@ class CompatfixFinder:
     def find_spec(self, fullname, path=None, target=None):
         if fullname.partition(".")[0] not in self.packages:
             return None
-        busy = self._local.__dict__.setdefault("busy", set())
+        local = self._local.__dict__
+        if local.get("loading"):
+            return None
+        busy = local.setdefault("busy", set())
         if fullname in busy:  # another finder asked importlib again: step aside
             return None
         engine = self.engine
         if engine is None or not engine.handles(fullname):
             return None
+        existing = sys.modules.get(fullname)
+        if existing is not None:
+            # Loading the engine imported this very module (a plugin's top-level import):
+            # hand the import system that module, not a second copy of it.
+            return _spec_of_existing(fullname, existing)
         busy.add(fullname)
         try:
             spec = self._find_real_spec(fullname, path, target)
@@ -116,6 +130,37 @@ class CompatfixFinder:
 
     def invalidate_caches(self) -> None:
         pass
+
+
+class _AlreadyImported:
+    """Loader that gives the import in progress the module already in ``sys.modules``."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+        self.spec = getattr(module, "__spec__", None)
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module) -> None:
+        if self.spec is not None:
+            module.__spec__ = self.spec  # the import system set ours; put the real one back
+
+
+def _spec_of_existing(fullname, module):
+    from importlib.machinery import ModuleSpec
+
+    loader = _AlreadyImported(module)
+    spec = ModuleSpec(fullname, loader, origin=getattr(module, "__file__", None))
+    spec.submodule_search_locations = getattr(module, "__path__", None)
+    # importlib swaps a found spec for sys.modules[fullname].__spec__ when the module
+    # appeared meanwhile, and would run the module's code again: let it find ours.
+    if loader.spec is not None:
+        try:
+            module.__spec__ = spec
+        except AttributeError:
+            pass
+    return spec
 
 
 def installed_finder() -> "CompatfixFinder | None":

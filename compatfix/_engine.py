@@ -15,9 +15,9 @@ import sys
 import threading
 import weakref
 
-from compatfix import _messages, _report, _versions
+from compatfix import _decision, _messages, _report, patching
 from compatfix._config import Settings
-from compatfix.registry import AFTER_IMPORT, BEFORE_CONSUMER, PROVIDE, Shim, all_shims
+from compatfix.registry import AFTER_IMPORT, BEFORE_CONSUMER, PROVIDE, Shim, plugin_shims
 
 
 class CompatfixError(RuntimeError):
@@ -33,27 +33,37 @@ def active() -> "Engine | None":
 
 
 class Engine:
-    def __init__(self, shims: list[Shim], settings: Settings, problems=()) -> None:
+    """Runs the shims of one process.
+
+    ``shims`` are registered at once (plugins, tests). ``index`` maps a watched module to
+    the shim modules that declare shims for it (``compatfix._shim_index``): those modules
+    are imported on that module's first import, so a target pays only for its own shims.
+    A shim module that cannot be imported turns off its own shims only (one message).
+    """
+
+    def __init__(
+        self,
+        shims: list[Shim],
+        settings: Settings,
+        problems=(),
+        index: dict[str, tuple[str, ...]] | None = None,
+        known_names=(),
+    ) -> None:
         self.settings = settings
-        self.shims = {shim.name: shim for shim in shims}
+        self.shims: dict[str, Shim] = {}
         self.recorder = _report.Recorder()
         self.after: dict[str, list[Shim]] = {}
         self.before: dict[str, list[Shim]] = {}
         self.provide: dict[str, Shim] = {}
-        for shim in shims:
-            if shim.kind == AFTER_IMPORT:
-                for target in shim.targets:
-                    self.after.setdefault(target, []).append(shim)
-            elif shim.kind == BEFORE_CONSUMER:
-                for consumer in shim.consumers:
-                    self.before.setdefault(consumer, []).append(shim)
-            elif shim.kind == PROVIDE:
-                for target in shim.targets:
-                    self.provide[target] = shim
+        self._index: dict[str, tuple[str, ...]] = dict(index or {})
+        self._loaded_modules: set[str] = set()
         self._done: dict[str, weakref.WeakSet] = {}  # shim name -> modules it ran on
         self._recorded: set[tuple[str, str, str]] = set()
         self._lock = threading.RLock()
-        for problem in list(problems) + settings.problems + settings.unknown_names(self.shims):
+        for shim in shims:
+            self._register(shim)
+        names = set(known_names) | set(self.shims)
+        for problem in list(problems) + settings.problems + settings.unknown_names(names):
             self.recorder.note(problem)
             _messages.say(problem)
         if settings.device == "cpu":
@@ -66,22 +76,72 @@ class Engine:
     @classmethod
     def from_environment(cls, finder=None) -> "Engine":
         global _active
+        from compatfix import _shim_index
+
         settings = Settings.from_environ()
-        shims, problems = all_shims([settings.device] if settings.device else [])
-        engine = cls(shims, settings, problems)
+        index = {name: tuple(modules) for name, modules in _shim_index.BUILTIN.items()}
+        if settings.device:
+            for name, modules in _shim_index.DEVICES.get(settings.device, {}).items():
+                index[name] = index.get(name, ()) + tuple(modules)
+        plugins, problems = plugin_shims()
+        taken = [shim for shim in plugins if shim.name in _shim_index.NAMES]
+        for shim in taken:
+            problems.append("plugin shim %r (%s) reuses a shim name and is ignored" % (shim.name, shim.origin))
+        engine = cls([shim for shim in plugins if shim not in taken], settings, problems,
+                     index=index, known_names=_shim_index.NAMES)
         _active = engine
         if finder is not None:
             finder.packages.update(name.partition(".")[0] for name in engine.watched())
         engine._register_report()
         return engine
 
+    def _register(self, shim: Shim) -> None:
+        if shim.name in self.shims:
+            return
+        self.shims[shim.name] = shim
+        if shim.kind == AFTER_IMPORT:
+            for target in shim.targets:
+                self.after.setdefault(target, []).append(shim)
+        elif shim.kind == BEFORE_CONSUMER:
+            for consumer in shim.consumers:
+                self.before.setdefault(consumer, []).append(shim)
+        elif shim.kind == PROVIDE:
+            for target in shim.targets:
+                self.provide[target] = shim
+
+    def load_shims_for(self, fullname: str) -> None:
+        """Import the shim modules that declare shims for ``fullname`` (once each)."""
+        modules = self._index.get(fullname)
+        if not modules:
+            return
+        with self._lock:
+            for module_name in modules:
+                if module_name in self._loaded_modules:
+                    continue
+                self._loaded_modules.add(module_name)
+                try:
+                    declared = list(importlib.import_module(module_name).SHIMS)
+                except Exception as exc:
+                    if self.settings.strict:
+                        raise
+                    problem = (
+                        "shim module %s could not be loaded (%s: %s); its shims are off, the "
+                        "others still apply" % (module_name, type(exc).__name__, exc)
+                    )
+                    self.recorder.note(problem)
+                    _messages.say(problem)
+                    continue
+                for shim in declared:
+                    self._register(shim)
+
     # --- what the finder asks ---------------------------------------------------------
 
     def watched(self) -> set[str]:
-        return set(self.after) | set(self.before) | set(self.provide)
+        return set(self._index) | set(self.after) | set(self.before) | set(self.provide)
 
     def handles(self, fullname: str) -> bool:
-        return fullname in self.after or fullname in self.before or fullname in self.provide
+        return (fullname in self._index or fullname in self.after or fullname in self.before
+                or fullname in self.provide)
 
     def prepare_spec(self, fullname: str, spec):
         """Hook the real module's loader, or provide a missing one; None to step aside.
@@ -89,6 +149,7 @@ class Engine:
         A found module is also replaced by a provided one when its provide shim judges
         it unusable (``Shim.replaces_found``, e.g. an unrelated package of that name).
         """
+        self.load_shims_for(fullname)
         if spec is None or self._replaces_found(fullname, spec):
             shim = self.provide.get(fullname)
             if shim is not None and self._should_run(shim, fullname):
@@ -115,12 +176,14 @@ class Engine:
             module = sys.modules.get(name)
             if module is None:
                 continue
+            self.load_shims_for(name)
             self.run_before(name)
             self.run_after(module)
 
     # --- running shims ----------------------------------------------------------------
 
     def run_before(self, consumer: str) -> None:
+        self.load_shims_for(consumer)
         for shim in self.before.get(consumer, ()):
             for target in shim.targets:
                 if not self._should_run(shim, target):
@@ -135,20 +198,21 @@ class Engine:
                 self._apply(shim, module)
 
     def run_after(self, module) -> None:
+        self.load_shims_for(module.__name__)
         for shim in self.after.get(module.__name__, ()):
             if self._should_run(shim, module.__name__):
                 self._apply(shim, module)
 
+    def decide(self, shim: Shim) -> tuple[bool, str]:
+        """Whether ``shim`` applies here and why: ``compatfix._decision.decide``, the same
+        function ``compatfix list`` uses."""
+        return _decision.decide(shim, self.settings, self.shims.get)
+
     def _should_run(self, shim: Shim, target: str) -> bool:
-        enabled, why = self.settings.is_enabled(shim.name, shim.default)
-        if shim.device is not None and shim.device != self.settings.device:
-            enabled, why = False, "only with --device %s" % shim.device
-        if enabled:
-            needed, why = _versions.check_requires(shim.requires)
-            if needed:
-                return True
-        self._record_once(shim, target, "skipped", reason=why)
-        return False
+        applies, why = self.decide(shim)
+        if not applies:
+            self._record_once(shim, target, "skipped", reason=why)
+        return applies
 
     def _record_once(self, shim: Shim, target: str, outcome: str, **fields) -> None:
         key = (shim.name, target, outcome)
@@ -159,18 +223,34 @@ class Engine:
         self.recorder.add(outcome, shim=shim.name, module=target, **fields)
 
     def _apply(self, shim: Shim, module) -> bool:
-        """Run ``shim`` on ``module`` unless it already ran there; False if it failed."""
+        """Run ``shim`` on ``module`` unless it already ran there; False if it failed.
+
+        The outcome is what the apply did: "applied" with the changes the patching
+        functions counted (a provided module is a change), else "nothing_to_do" with the
+        reason the apply returned, or that the target already works.
+        """
         with self._lock:
             done = self._done.setdefault(shim.name, weakref.WeakSet())
             if module in done:
                 return True
             done.add(module)
         try:
-            shim.apply(module)
+            with patching.collect_changes() as changes:
+                reason = shim.apply(module)
         except Exception as exc:
             self._failed(shim, module.__name__, exc)
             return False
-        self.recorder.add("applied", shim=shim.name, module=module.__name__, risk=shim.risk)
+        if shim.kind == PROVIDE:
+            changes.insert(0, "provided %s" % module.__name__)
+        elif not changes and reason is None and shim.origin != "compatfix":
+            # A plugin may change things without compatfix.patching: it ran, and what it
+            # changed is not known.
+            changes.append("not counted (the shim does not use compatfix.patching)")
+        if changes:
+            self.recorder.add("applied", shim=shim.name, module=module.__name__, risk=shim.risk, changed=changes)
+        else:
+            why = reason if isinstance(reason, str) else "%s already has what this shim restores" % module.__name__
+            self.recorder.add("nothing_to_do", shim=shim.name, module=module.__name__, reason=why)
         return True
 
     def _failed(self, shim: Shim, target: str, exc: Exception) -> None:

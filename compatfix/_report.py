@@ -1,4 +1,5 @@
-"""What happened in this process: shims applied, skipped (why), failed (error), and
+"""What happened in this process: shims applied (what they changed), skipped (why not
+needed here), nothing to do (ran, found the target already working), failed (error), and
 where user code used a name that only exists because compatfix restored it.
 
 With ``--report PATH`` / ``COMPATFIX_REPORT`` every process of the run adds its record
@@ -24,6 +25,7 @@ class Recorder:
     def __init__(self) -> None:
         self.applied: list[dict[str, Any]] = []
         self.skipped: list[dict[str, Any]] = []
+        self.nothing_to_do: list[dict[str, Any]] = []
         self.failed: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self._uses: dict[tuple[str, str, str, int], int] = {}
@@ -37,7 +39,7 @@ class Recorder:
     def start_over(self) -> None:
         """Forget everything: a forked child keeps a record of its own."""
         self._lock = threading.Lock()  # the parent's may have been held at fork time
-        self.applied, self.skipped, self.failed, self.notes = [], [], [], []
+        self.applied, self.skipped, self.nothing_to_do, self.failed, self.notes = [], [], [], [], []
         self._uses = {}
         self._redirects = {}
 
@@ -82,6 +84,7 @@ class Recorder:
                 "rank": _messages.process_rank(),
                 "applied": list(self.applied),
                 "skipped": list(self.skipped),
+                "nothing_to_do": list(self.nothing_to_do),
                 "failed": list(self.failed),
                 "notes": list(self.notes),
                 "deprecated_uses": uses,

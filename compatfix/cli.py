@@ -8,30 +8,34 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from compatfix import _versions
+from compatfix import _decision
 from compatfix._config import DEVICES, Settings
 from compatfix.registry import BEFORE_CONSUMER, Shim, all_shims
 
 
-def shim_status(shim: Shim, settings: Settings) -> tuple[bool, str]:
-    """Whether ``shim`` would apply in this environment, and why (not)."""
-    enabled, why = settings.is_enabled(shim.name, shim.default)
-    if not enabled:
-        return False, why
-    if shim.device is not None and shim.device != settings.device:
-        return False, "only with --device %s" % shim.device
-    for package in {name.partition(".")[0] for name in shim.watched_modules()}:
-        if _versions.installed_version(package) is None and package not in sys.modules:
-            return False, "%s is not installed" % package
-    return _versions.check_requires(shim.requires)
+def shim_status(shim: Shim, settings: Settings, shims: list[Shim] = ()) -> tuple[bool, str]:
+    """Whether ``shim`` would apply in this environment, and why (not): the engine's own
+    decision (``compatfix._decision.decide``)."""
+    by_name = {other.name: other for other in shims}
+    return _decision.decide(shim, settings, by_name.get)
+
+
+def source_of(shim: Shim) -> str:
+    """``path:line`` of the shim's record, relative to the folder holding the package."""
+    path, _, line = shim.source.rpartition(":")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(_decision.__file__)))
+    if os.path.abspath(path).startswith(root + os.sep):
+        path = os.path.relpath(path, root)
+    return "%s:%s" % (path.replace(os.sep, "/"), line)
 
 
 def shim_rows(shims: list[Shim], settings: Settings) -> list[dict]:
     rows = []
     for shim in shims:
-        applies, why = shim_status(shim, settings)
+        applies, why = shim_status(shim, settings, shims)
         rows.append(
             {
                 "name": shim.name,
@@ -47,6 +51,7 @@ def shim_rows(shims: list[Shim], settings: Settings) -> list[dict]:
                 "broke": shim.broke,
                 "summary": shim.summary,
                 "origin": shim.origin,
+                "source": source_of(shim),
             }
         )
     return rows
@@ -64,6 +69,7 @@ def format_rows(rows: list[dict]) -> str:
             "", "", row["kind"], where, row["why"],
             "" if row["default"] else "; off by default",
         ))
+        lines.append("%-26s %-8s defined at %s" % ("", "", row["source"]))
     return "\n".join(lines)
 
 
@@ -90,6 +96,7 @@ def catalogue_markdown(shims: list[Shim]) -> str:
             ),
             "- Applies when: %s" % (
                 ", ".join("%s `%s`" % item for item in shim.requires.items()) or "always"),
+            "- Defined at: `%s`" % source_of(shim),
             "- Risk: %s; %s by default%s" % (
                 shim.risk, "on" if shim.default else "off",
                 "; only with `--device %s`" % shim.device if shim.device else ""),

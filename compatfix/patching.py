@@ -23,7 +23,7 @@ from types import ModuleType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before numpy
-    from typing import Any, Callable, Iterator, Mapping
+    from typing import Any, Callable, Mapping
 
 _MISSING = object()
 # (owner's qualified name, attribute) -> the value before compatfix touched it.

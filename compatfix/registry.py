@@ -27,34 +27,10 @@ RISK_BEHAVIOUR = "behaviour"  # changes or approximates behaviour
 RISK_SECURITY = "security"  # widens what a file or config can execute
 RISKS = (RISK_ALIAS, RISK_BEHAVIOUR, RISK_SECURITY)
 
-# The modules that declare the built-in shims, one per target library.
-BUILTIN_SHIM_MODULES = (
-    "compatfix.shims.numpy",
-    "compatfix.shims.apex",
-    "compatfix.shims.torch._six",
-    "compatfix.shims.torch_load",
-    "compatfix.shims.torch_distributed",
-    "compatfix.shims.launch",
-    "compatfix.shims.mmcv.ops",
-    "compatfix.shims.mmcv.runner",
-    "compatfix.shims.mmcv.parallel",
-    "compatfix.shims.mmcv.config",
-    "compatfix.shims.mmcv.registry",
-    "compatfix.shims.mmseg.training",
-    "compatfix.shims.mmseg.amp",
-    "compatfix.shims.mmseg.version_assert",
-    "compatfix.shims.timm",
-    "compatfix.shims.pillow",
-    "compatfix.shims.yaml",
-    "compatfix.shims.python",
-    "compatfix.shims.torchvision",
-)
-
-# Device modes (``--device``) and the modules that declare their shims. They are loaded
-# only when the mode is on, so that a run without it never pays for them.
-DEVICE_SHIM_MODULES: dict[str, tuple[str, ...]] = {
-    "cpu": ("compatfix.cpu.torch_device", "compatfix.cpu.torch_distributed", "compatfix.cpu.mmcv"),
-}
+# Device modes (``--device``) and the package holding each one's shim modules. Those are
+# loaded only when the mode is on, so that a run without it never pays for them.
+DEVICE_PACKAGES: dict[str, str] = {"cpu": "compatfix.cpu"}
+BUILTIN_PACKAGE = "compatfix.shims"
 
 ENTRY_POINT_GROUP = "compatfix.shims"
 
@@ -71,12 +47,15 @@ class Shim:
     only) is a predicate on the spec of a module that *was* found: True means the found
     module is unusable for what the shim provides (an unrelated distribution under the
     same name, such as PyPI's ``apex`` web toolkit), and the provided module is used
-    instead. Without it, a found module always wins.
+    instead. Without it, a found module always wins. ``yields_to`` names shims (on the
+    same targets) that do this shim's work where they apply: then this one has nothing
+    to do (the CPU mode's backend rewrite, for the nccl fallback).
     """
 
     __slots__ = (
         "name", "targets", "kind", "apply", "requires", "broke", "summary",
         "risk", "default", "consumers", "device", "origin", "replaces_found",
+        "yields_to", "source",
     )
 
     def __init__(
@@ -95,6 +74,7 @@ class Shim:
         device: str | None = None,
         origin: str = "compatfix",
         replaces_found: Callable[[object], bool] | None = None,
+        yields_to: Iterable[str] = (),
     ) -> None:
         if kind not in KINDS:
             raise ValueError("shim %r: kind must be one of %s" % (name, KINDS))
@@ -117,6 +97,10 @@ class Shim:
         if replaces_found is not None and kind != PROVIDE:
             raise ValueError("shim %r: replaces_found is for provide shims only" % name)
         self.replaces_found = replaces_found
+        self.yields_to = tuple(yields_to)
+        # Where the record is written, for `compatfix list` and the catalogue.
+        caller = sys._getframe(1)
+        self.source = "%s:%d" % (caller.f_code.co_filename, caller.f_lineno)
 
     def __repr__(self) -> str:
         return "Shim(%r, kind=%r, targets=%r)" % (self.name, self.kind, self.targets)
@@ -126,15 +110,90 @@ class Shim:
         return self.consumers if self.kind == BEFORE_CONSUMER else self.targets
 
 
-def builtin_shims(devices: Iterable[str] = ()) -> list[Shim]:
-    """compatfix's own shims, with those of the named device modes."""
-    module_names = list(BUILTIN_SHIM_MODULES)
+def _package_folder(package: str) -> str:
+    here = os.path.dirname(os.path.abspath(__file__))  # compatfix/
+    return os.path.join(here, *package.split(".")[1:])
+
+
+def discover_modules(package: str) -> list[str]:
+    """Every module below ``package`` (a compatfix sub-package), found on disk without
+    importing anything: the built-in shim modules are the files, not a hand-kept list."""
+    folder = _package_folder(package)
+    found = []
+    for root, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if not f.startswith(("__", ".")) and
+                            os.path.exists(os.path.join(root, f, "__init__.py")))
+        relative = os.path.relpath(root, folder)
+        prefix = package if relative == os.curdir else package + "." + relative.replace(os.sep, ".")
+        for name in sorted(files):
+            if not name.endswith(".py") or (name.startswith("__") and name != "__init__.py"):
+                continue
+            found.append(prefix if name == "__init__.py" else prefix + "." + name[:-3])
+    return sorted(found)
+
+
+def builtin_modules(devices: Iterable[str] = ()) -> list[str]:
+    """The built-in shim modules, with those of the named device modes."""
+    names = discover_modules(BUILTIN_PACKAGE)
     for device in devices:
-        module_names.extend(DEVICE_SHIM_MODULES.get(device, ()))
+        if device in DEVICE_PACKAGES:
+            names.extend(discover_modules(DEVICE_PACKAGES[device]))
+    return names
+
+
+def shims_of(module_name: str) -> list[Shim]:
+    """The records a shim module declares (none for a package without ``SHIMS``)."""
+    return list(getattr(importlib.import_module(module_name), "SHIMS", ()))
+
+
+def builtin_shims(devices: Iterable[str] = ()) -> list[Shim]:
+    """compatfix's own shims, with those of the named device modes (imports every shim
+    module: for ``compatfix list`` and the index generator, never at run time)."""
     shims: list[Shim] = []
-    for module_name in module_names:
-        shims.extend(importlib.import_module(module_name).SHIMS)
+    for module_name in builtin_modules(devices):
+        shims.extend(shims_of(module_name))
     return shims
+
+
+INDEX_MODULE = "compatfix._shim_index"
+
+
+def index_source() -> str:
+    """The text of ``compatfix/_shim_index.py``: for each watched module (a target, or a
+    consumer of a ``before_consumer`` shim), the shim modules that declare shims for it,
+    so that the first import of a target loads only its own shim modules. Regenerate with
+    ``python -m compatfix.registry > compatfix/_shim_index.py``; a test keeps it in sync."""
+    def table(module_names: list[str]) -> dict[str, list[str]]:
+        by_watched: dict[str, list[str]] = {}
+        for module_name in module_names:
+            for shim in shims_of(module_name):
+                for watched in shim.watched_modules():
+                    modules = by_watched.setdefault(watched, [])
+                    if module_name not in modules:
+                        modules.append(module_name)
+        return dict(sorted(by_watched.items()))
+
+    def render(mapping: dict[str, list[str]], indent: str) -> list[str]:
+        return ["%s%r: %r," % (indent, key, tuple(value)) for key, value in mapping.items()]
+
+    names = sorted(shim.name for shim in builtin_shims(DEVICE_PACKAGES))
+    lines = [
+        '"""Generated by `python -m compatfix.registry > compatfix/_shim_index.py`: do not edit.',
+        "",
+        "Which shim modules declare shims for each watched module (the engine imports only",
+        "those on that module's first import), and every built-in shim's name.",
+        '"""',
+        "",
+        "BUILTIN = {",
+        *render(table(discover_modules(BUILTIN_PACKAGE)), "    "),
+        "}",
+        "",
+        "DEVICES = {",
+    ]
+    for device, package in sorted(DEVICE_PACKAGES.items()):
+        lines += ["    %r: {" % device, *render(table(discover_modules(package)), "        "), "    },"]
+    lines += ["}", "", "NAMES = frozenset({", *("    %r," % name for name in names), "})", ""]
+    return "\n".join(lines)
 
 
 def declared_entry_points(group: str, path: Iterable[str] | None = None) -> Iterator[tuple[str, str]]:
@@ -233,3 +292,7 @@ def all_shims(devices: Iterable[str] = ()) -> tuple[list[Shim], list[str]]:
         seen.add(shim.name)
         shims.append(shim)
     return shims, problems
+
+
+if __name__ == "__main__":
+    sys.stdout.write(index_source())

@@ -1,4 +1,4 @@
-"""compatfix.shims.torch_distributed: nccl where NCCL cannot work, env:// without a
+"""compatfix.shims.torch.distributed and compatfix.shims.torch.cuda: nccl where NCCL cannot work, env:// without a
 launcher (opt-in), torch.cuda.set_device with more processes than GPUs, and the
 single-tensor collectives under all their names.
 
@@ -141,7 +141,7 @@ def test_env_rendezvous_is_left_alone_when_a_launcher_or_the_caller_set_it_up():
     completed = run_python(
         code="""
         import json, os
-        from compatfix.shims import torch_distributed as shims
+        from compatfix.shims.torch import distributed as shims
 
         def adjusted(environ, **arguments):
             for variable in shims.LAUNCHER_VARIABLES + ("LOCAL_RANK",):
@@ -185,6 +185,9 @@ def test_set_device_past_the_gpu_count_says_what_happened():
     assert_fails_with(explained, ORDINAL_ERROR)
     assert "asks for CUDA device 3, but this process sees 2 CUDA device(s)" in explained.stderr
     assert "COMPATFIX_ENABLE=torch.cuda.set_device.oversubscribe" in explained.stderr
+    unexplained = set_device(3, compatfix=True, COMPATFIX_DISABLE="torch.cuda.set_device.explain")
+    assert_fails_with(unexplained, ORDINAL_ERROR)
+    assert "asks for CUDA device 3" not in unexplained.stderr
     assert results(set_device(1, compatfix=True)) == [{"selected": [1]}]  # within range: untouched
 
 
@@ -225,6 +228,17 @@ def test_collectives_answer_to_every_name_in_a_two_process_gloo_job(scenario):
             assert after == (GATHERED if "gather" in name else SCATTERED[rank]), (scenario, name)
 
 
+@pytest.mark.parametrize("scenario, shim", [("old-torch", "torch.distributed.collective_names"),
+                                             ("no-collective", "torch.distributed.collective_fallbacks")])
+def test_each_collective_shim_serves_its_own_scenario(scenario, shim):
+    script = os.path.join(FIXTURES, "collectives.py")
+    ranks = results(torchrun(script, scenario, env=env_for(False, launched=False, COMPATFIX_DISABLE=shim)))
+    for result in ranks:
+        for name in MISSING[scenario]:
+            if name.startswith(("all_gather", "_all_gather")):
+                assert str(result["after"][name]).startswith("AttributeError"), (shim, name)
+
+
 @pytest.mark.stack("modern", "paper")
 def test_patches_are_plain_functions_applied_once_with_originals_kept():
     completed = run_python(
@@ -232,14 +246,15 @@ def test_patches_are_plain_functions_applied_once_with_originals_kept():
         import sys, types
         import torch, torch.distributed as dist
         import compatfix
-        from compatfix.shims import torch_distributed as shims
+        from compatfix import patching
+        from compatfix.shims.torch import cuda as cuda_shims, distributed as shims
         c10d = sys.modules["torch.distributed.distributed_c10d"]
         owners = [(dist, "init_process_group"), (dist, "new_group"), (torch.cuda, "set_device")]
         before = [getattr(owner, name) for owner, name in owners]
         names_before = {name: getattr(dist, name) for family in shims.COLLECTIVE_FAMILIES for name in family}
         shims.apply_nccl_fallback(dist)
         shims.apply_env_single_process(dist)
-        shims.apply_set_device_explain(torch.cuda)
+        cuda_shims.apply_set_device_explain(torch.cuda)
         shims.restore_collective_names(dist)
         shims.provide_collective_fallbacks(dist)
         after = [getattr(owner, name) for owner, name in owners]
@@ -250,7 +265,7 @@ def test_patches_are_plain_functions_applied_once_with_originals_kept():
             original = compatfix.get_original(owner, name)
             assert patched.__wrapped__ is original and not hasattr(original, "__compatfix_shim__"), name
         assert dist.init_process_group is c10d.init_process_group
-        assert [shim for shim, _ in shims._adjustments["init_process_group"]] == [
+        assert [entry[2] for entry in patching._rewriters_of(dist.init_process_group)] == [
             "torch.distributed.nccl_fallback", "torch.distributed.env_single_process"]
         # torch 2.14 has every collective name: none is touched
         assert {name: getattr(dist, name) for name in names_before} == names_before

@@ -36,10 +36,10 @@ NUM_CLASSES = 5
 # The shim modules the script needs beyond CPU mode (module presence, not a flag).
 REQUIRED_SHIM_MODULES = (
     "compatfix.shims.apex",  # from apex import amp; amp.initialize/scale_loss/state_dict
-    "compatfix.shims.launch",  # --local_rank required=True vs the launcher's --local-rank
+    "compatfix.shims.argparse",  # --local_rank required=True vs the launcher's --local-rank
     "compatfix.shims.torch_load",  # the yacs CfgNode in the checkpoint (weights_only default)
-    "compatfix.shims.pillow",  # Image.ANTIALIAS
-    "compatfix.shims.timm",  # timm 0.3.2 on torch 2 (with compatfix.shims.torch: torch._six)
+    "compatfix.shims.PIL",  # Image.ANTIALIAS
+    "compatfix.shims.timm",  # timm 0.3.2 on torch 2 (with compatfix.shims.torch._six)
 )
 
 CONFIG_YAML = """\

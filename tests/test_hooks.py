@@ -180,8 +180,8 @@ def test_under_the_runner_plugin_shims_apply_before_any_builtin_target_is_import
 
 def test_compatfix_that_cannot_load_its_shims_steps_aside():
     code = """
-        import compatfix.registry as registry
-        registry.BUILTIN_SHIM_MODULES = ("compatfix.shims.no_such_module",)
+        import sys
+        sys.modules["compatfix._shim_index"] = None  # the engine's index cannot be imported
         import numpy, torch
         print(hasattr(numpy, "float"), numpy.zeros(1).sum())
         """
@@ -189,5 +189,20 @@ def test_compatfix_that_cannot_load_its_shims_steps_aside():
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "0.0"]
     assert result.stderr.count("compatfix: could not load its shims") == 1, result.stderr
+    strict = run(code, COMPATFIX_STRICT="1")
+    assert strict.returncode == 1 and "_shim_index" in strict.stderr
+
+
+def test_a_broken_shim_module_turns_off_only_its_own_shims():
+    code = """
+        import compatfix._shim_index as index
+        index.BUILTIN["numpy"] = ("compatfix.shims.no_such_module",) + index.BUILTIN["numpy"]
+        import numpy
+        print(numpy.float is float)
+        """
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True"]  # numpy's own shim module still applied
+    assert result.stderr.count("shim module compatfix.shims.no_such_module could not be loaded") == 1, result.stderr
     strict = run(code, COMPATFIX_STRICT="1")
     assert strict.returncode == 1 and "no_such_module" in strict.stderr

@@ -1,4 +1,4 @@
-"""compatfix.shims.launch: the --local_rank argument under torch.distributed.launch and
+"""compatfix.shims.argparse and compatfix.shims.torch.distributed (free_master_port): the --local_rank argument under torch.distributed.launch and
 torchrun, and a taken --master_port.
 
 Real launchers (torch 2.x ``python -m torch.distributed.launch`` and
@@ -160,7 +160,7 @@ def test_only_parsers_that_declare_a_local_rank_option_change():
             "flag_env": parse(flag, []),
         }
         # Applying the shims again changes nothing; the original stays reachable.
-        from compatfix.shims import launch
+        from compatfix.shims import argparse as launch
         patched = argparse.ArgumentParser.parse_known_args
         launch.apply_local_rank_spelling(argparse)
         launch.apply_local_rank_from_env(argparse)
@@ -199,14 +199,17 @@ def test_a_taken_master_port_is_replaced_on_a_single_node_launch():
         taken.listen()
         port = taken.getsockname()[1]
 
-        def run(compatfix):
+        def run(compatfix, **extra):
+            env = env_for(compatfix)
+            env.update(extra)
             return run_python(
                 "-m", "torch.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
                 os.path.join(FIXTURES, "dist_job.py"), "gloo",
-                env=env_for(compatfix), timeout=TIMEOUT,
+                env=env, timeout=TIMEOUT,
             )
 
         assert_fails_with(run(False), EADDRINUSE)
+        assert_fails_with(run(True, COMPATFIX_DISABLE="torch.distributed.run.free_master_port"), EADDRINUSE)
         completed = run(True)
         ranks = results(completed)
         assert [(r["rank"], r["world_size"], r["all_reduce"]) for r in ranks] == [

@@ -32,6 +32,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mm_compat")
 SCRIPT = os.path.join(FIXTURES, "legacy_train.py")
 FAKE_APEX = os.path.join(FIXTURES, "fake_apex")
 SHIM = "mmseg.apex_amp_before_wrappers"
+SHIM_MMDET = "mmdet.apex_amp_before_wrappers"
 APEX_ERROR = (
     "RuntimeError: Invoked 'with amp.scale_loss`, but internal Amp state has not been initialized.  "
     "model, optimizer = amp.initialize(model, optimizer, opt_level=...) must be called before "
@@ -120,7 +121,8 @@ def test_configs_without_fp16_are_left_alone(tmp_path):
 
 
 def test_stock_train_detector_never_initialises_amp_without_the_fix(tmp_path):
-    off = train(tmp_path, "--library", "mmdet", "--device", "cpu", "--fp16", apex="standin", COMPATFIX_DISABLE=SHIM)
+    off = train(tmp_path, "--library", "mmdet", "--device", "cpu", "--fp16", apex="standin",
+                COMPATFIX_DISABLE=SHIM_MMDET)
     assert off["error"] == APEX_ERROR, off["output"]
 
 

@@ -61,7 +61,7 @@ import yapf.yapflib.yapf_api as yapf_api
 import mmcv.utils.config as config
 import compatfix
 from compatfix import _engine
-from compatfix.shims.mmcv.config import drop_verify
+from compatfix.shims.mmcv.utils.config import drop_verify
 if compatfix.is_patched(config, "FormatCode"):
     drop_verify(config)  # applying again is harmless
 record = _engine.active().recorder
@@ -70,8 +70,8 @@ print("RESULT " + json.dumps({
     "original_is_yapfs": compatfix.get_original(config, "FormatCode") is yapf_api.FormatCode,
     "wrapped_once": getattr(config.FormatCode, "__wrapped__", None) is yapf_api.FormatCode,
     "yapf_untouched": "verify" not in inspect.signature(yapf_api.FormatCode).parameters,
-    "applied": [r["shim"] for r in record.applied if r["shim"] == "mmcv.config_yapf_verify"],
-    "skipped": [r["reason"] for r in record.skipped if r["shim"] == "mmcv.config_yapf_verify"],
+    "applied": [r["shim"] for r in record.applied if r["shim"] == "mmcv.utils.config_yapf_verify"],
+    "skipped": [r["reason"] for r in record.skipped if r["shim"] == "mmcv.utils.config_yapf_verify"],
 }))
 """
 
@@ -88,7 +88,7 @@ def test_only_mmcvs_name_is_replaced_and_the_original_is_kept():
     out = _who_patched()
     assert out == {
         "patched": True, "original_is_yapfs": True, "wrapped_once": True,
-        "yapf_untouched": True, "applied": ["mmcv.config_yapf_verify"], "skipped": [],
+        "yapf_untouched": True, "applied": ["mmcv.utils.config_yapf_verify"], "skipped": [],
     }
 
 

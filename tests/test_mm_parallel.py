@@ -43,12 +43,12 @@ def run_case(case: str, compatfix: bool = True, **extra: str) -> dict:
     return json.loads(lines[0][len("RESULT "):])
 
 
-def run_ddp_steps(tmp_path, compatfix: bool, ranks: int = 1) -> dict[int, dict]:
+def run_ddp_steps(tmp_path, compatfix: bool, ranks: int = 1, **extra: str) -> dict[int, dict]:
     out_dir = tmp_path / ("on" if compatfix else "off")
     out_dir.mkdir()
     if ranks == 1:
         command = [sys.executable, DDP_STEPS, "plain", "BN", str(out_dir)]
-        env = one_rank_env(compatfix)
+        env = one_rank_env(compatfix, **extra)
     else:
         command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(ranks),
                    "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
@@ -70,6 +70,8 @@ def run_ddp_steps(tmp_path, compatfix: bool, ranks: int = 1) -> dict[int, dict]:
 @pytest.mark.stack("modern", "paper")
 def test_get_stream_takes_a_gpu_index_again():
     assert run_case("get-stream", compatfix=False)["error"] == GET_STREAM_ERROR
+    # this shim and no other makes the difference
+    assert run_case("get-stream", COMPATFIX_DISABLE="mmcv.parallel.get_stream_device_index")["error"] == GET_STREAM_ERROR
     on = run_case("get-stream")
     assert on["error"] is None
     assert on["stream"] in (None, "Stream")  # None: no accelerator here (torch's own answer)
@@ -107,6 +109,9 @@ def test_mmddp_steps_fail_without_compatfix(tmp_path):
     (off,) = run_ddp_steps(tmp_path, compatfix=False).values()
     if STACK == "paper":  # mmcv 1.3.0 train_step calls DDP._sync_params (gone in torch 1.11)
         assert off["error"] == "train_step: " + SYNC_PARAMS_ERROR
+        (alone,) = run_ddp_steps(tmp_path / "alone", compatfix=True,
+                                 COMPATFIX_DISABLE="mmcv.parallel.ddp_sync_params").values()
+        assert alone["error"] == "train_step: " + SYNC_PARAMS_ERROR
     else:  # mmcv 1.7.2 _run_ddp_forward reads _use_replicated_tensor_module (gone in torch 2.1)
         assert off["error"] == "forward: " + REPLICATED_ERROR
         assert len(off["losses"]) == 2  # its train_step/val_step already work on torch 2
@@ -170,6 +175,8 @@ def test_syncbn_config_builds():
     off = run_case("syncbn-build", compatfix=False)
     if STACK == "paper":  # mmcv 1.3.0 calls torch's _specify_ddp_gpu_num (gone in torch 1.9)
         assert off["error"] == SPECIFY_ERROR
+        alone = run_case("syncbn-build", COMPATFIX_DISABLE="mmcv.utils.syncbn_specify_ddp_gpu_num")
+        assert alone["error"] == SPECIFY_ERROR
     else:  # mmcv >= 1.3.9 checks for it first
         assert off["error"] is None
     on = run_case("syncbn-build")
@@ -189,6 +196,7 @@ def test_only_the_needed_shims_apply_and_applying_again_changes_nothing():
         import mmcv.utils.parrots_wrapper as parrots_wrapper
         from mmcv.parallel import _functions, distributed
         from compatfix.shims.mmcv import parallel as shims
+        from compatfix.shims.mmcv.utils import parrots_wrapper as syncbn_shims
         DDP = distributed.MMDistributedDataParallel
         owners = {
             "get_stream": (_functions, "_get_stream"),
@@ -202,7 +210,7 @@ def test_only_the_needed_shims_apply_and_applying_again_changes_nothing():
             "replicated": lambda: shims.restore_replicated_tensor_flag(distributed),
             "sync_params": lambda: shims.restore_sync_params(distributed),
             "forward": lambda: shims.scatter_in_ddp_forward(distributed),
-            "specify": lambda: shims.patch_specify_ddp_gpu_num(parrots_wrapper),
+            "specify": lambda: syncbn_shims.patch_specify_ddp_gpu_num(parrots_wrapper),
         }
         patched = sorted(key for key, (owner, name) in owners.items() if compatfix.is_patched(owner, name))
         before = {key: getattr(*owners[key]) for key in patched}

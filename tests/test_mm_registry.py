@@ -1,4 +1,4 @@
-"""mmcv.registry_user_class_wins against the real mmcv/mmseg of each stack.
+"""mmcv.utils.registry_user_class_wins against the real mmcv/mmseg of each stack.
 
 ``mmseg.models`` imports ``mmcv.ops``, which this lite mmcv can only import with
 compatfix's ``mmcv._ext`` shim. So "without the fix" means compatfix on with this one shim
@@ -17,7 +17,7 @@ from support import clean_env, run_python
 from conftest import current_stack
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "fixtures", "mm_compat", "register_clash.py")
-SHIM = "mmcv.registry_user_class_wins"
+SHIM = "mmcv.utils.registry_user_class_wins"
 # A name the installed mmseg registers itself: BEiT since mmseg 0.23 (modern: 0.30),
 # ResNeSt already in mmseg 0.11 (paper).
 NAME = {"modern": "BEiT", "paper": "ResNeSt"}.get(current_stack(), "BEiT")

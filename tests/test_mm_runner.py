@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from support import run_python
+from support import clean_env, run_python
 
 TRAIN = os.path.join(os.path.dirname(__file__), "fixtures", "mm", "train_with_eval.py")
 EVERY_2_ITERATIONS = [["iter", 2], ["iter", 4], ["iter", 6]]
@@ -18,10 +18,11 @@ SWITCH_MESSAGE = "compatfix: EvalHook has by_epoch=True but runs under IterBased
 ORDER_MESSAGE = "compatfix: EvalHook was registered at a higher priority than IterTimerHook"
 
 
-def train(tmp_path, runner_type, priority, compatfix):
-    work_dir = tmp_path / ("on" if compatfix else "off")
-    work_dir.mkdir()
-    result = run_python(TRAIN, runner_type, priority, str(work_dir), compatfix=compatfix)
+def train(tmp_path, runner_type, priority, compatfix, disable=None):
+    work_dir = tmp_path / ("on" if compatfix else "off") / (disable or "all")
+    work_dir.mkdir(parents=True)
+    env = clean_env(compatfix, COMPATFIX_DISABLE=disable) if disable else None
+    result = run_python(TRAIN, runner_type, priority, str(work_dir), compatfix=compatfix, env=env)
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, result.stdout[-3000:] + result.stderr[-3000:]
     out = json.loads(lines[-1][len("RESULT "):])
@@ -37,6 +38,8 @@ def test_iter_runner_subclass_never_evaluates_without_compatfix(tmp_path):
     off = train(tmp_path, "IterBasedRunnerAmp", "stock", compatfix=False)
     assert off["error"] is None, off["output"]
     assert off["evaluated_at"] == [] and off["by_epoch"] is True
+    alone = train(tmp_path, "IterBasedRunnerAmp", "stock", compatfix=True, disable="mmcv.eval_hook_iter_runner")
+    assert alone["evaluated_at"] == [] and alone["by_epoch"] is True, alone["output"]
 
 
 @pytest.mark.stack("modern", "paper")
@@ -72,6 +75,8 @@ def test_epoch_based_runner_is_unchanged(tmp_path):
 def test_eval_hook_at_normal_breaks_the_text_logger_without_compatfix(tmp_path):
     off = train(tmp_path, "IterBasedRunner", "NORMAL", compatfix=False)
     assert off["error"] == "KeyError: 'data_time'"
+    alone = train(tmp_path, "IterBasedRunner", "NORMAL", compatfix=True, disable="mmcv.eval_hook_after_timer")
+    assert alone["error"] == "KeyError: 'data_time'", alone["output"]
     assert off["evaluated_at"] == [["iter", 2]]
     assert off["hooks"] == ["OptimizerHook", "EvalHook", "IterTimerHook", "TextLoggerHook"]
 

@@ -1,5 +1,5 @@
 """Shims for mmcv 1.x's parallel wrappers (``MMDataParallel``, ``MMDistributedDataParallel``)
-and SyncBN layer on torch 2.x, where the DDP internals they were written against changed.
+on torch 2.x, where the DDP internals they were written against changed.
 
 ``mmcv.parallel.get_stream_device_index``
     torch 2.1 changed ``torch.nn.parallel._functions._get_stream(device: int)`` to take a
@@ -36,20 +36,11 @@ and SyncBN layer on torch 2.x, where the DDP internals they were written against
     a ``_run_ddp_forward`` that scatters with ``self.to_kwargs`` when the module has
     ``device_ids``, then runs torch's own ``_run_ddp_forward`` (as mmcv >= 1.6 does).
 
-``mmcv.cnn.syncbn_specify_ddp_gpu_num``
-    ``build_norm_layer(dict(type='SyncBN'), ...)`` in mmcv < 1.3.9 calls
-    ``layer._specify_ddp_gpu_num(1)``, which mmcv's ``SyncBatchNorm`` forwards to torch's;
-    torch 1.9 removed it: ``AttributeError: 'super' object has no attribute
-    '_specify_ddp_gpu_num'`` when building any model with a SyncBN config. torch >= 1.9
-    needs no such call (mmcv PR #1138 skips it), so the fix makes the method do nothing
-    where torch no longer has one.
-
 Nothing here imports torch or mmcv at module level.
 """
 
 from __future__ import annotations
 
-import functools
 
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_ALIAS, RISK_BEHAVIOUR, Shim
@@ -58,19 +49,8 @@ SHIM_GET_STREAM = "mmcv.parallel.get_stream_device_index"
 SHIM_REPLICATED = "mmcv.parallel.ddp_replicated_tensor_flag"
 SHIM_SYNC_PARAMS = "mmcv.parallel.ddp_sync_params"
 SHIM_FORWARD = "mmcv.parallel.ddp_forward_scatters_datacontainers"
-SHIM_SPECIFY_GPU = "mmcv.cnn.syncbn_specify_ddp_gpu_num"
 
 MMCV_1X = ">=1.0,<2.0"
-
-
-def _wrap(cls, name: str, make, shim: str) -> bool:
-    """Set ``cls.name`` to ``make(current)``, ``current`` being its own or inherited value
-    (``patching.replace_attribute``); False, changing nothing, when already done."""
-    current = getattr(cls, name)
-    if getattr(current, patching._MARK, None) == shim:
-        return False
-    replacement = functools.update_wrapper(make(current), current)
-    return patching.replace_attribute(cls, name, replacement, shim)
 
 
 # --- _get_stream(int) ------------------------------------------------------------------------
@@ -90,11 +70,7 @@ def _stream_for_index(original):
 
 def patch_get_stream(module) -> None:
     """Applied to ``mmcv.parallel._functions``."""
-    current = getattr(module, "_get_stream", None)
-    if current is None or getattr(current, patching._MARK, None) == SHIM_GET_STREAM:
-        return
-    replacement = functools.update_wrapper(_stream_for_index(current), current)
-    patching.replace_attribute(module, "_get_stream", replacement, SHIM_GET_STREAM)
+    patching.wrap(module, "_get_stream", _stream_for_index, SHIM_GET_STREAM)
 
 
 # --- MMDistributedDataParallel ------------------------------------------------------------------
@@ -134,27 +110,7 @@ def _forward_scattering(run_forward):
 def scatter_in_ddp_forward(module) -> None:
     """Applied to ``mmcv.parallel.distributed`` (mmcv < 1.6, whose class has no
     ``_run_ddp_forward`` of its own)."""
-    _wrap(module.MMDistributedDataParallel, "_run_ddp_forward", _forward_scattering, SHIM_FORWARD)
-
-
-# --- SyncBN: _specify_ddp_gpu_num ------------------------------------------------------------------
-
-
-def _specify_ddp_gpu_num(self, gpu_size) -> None:
-    """torch < 1.9 needed the GPU count per process for SyncBN under DDP; torch >= 1.9 has
-    no such setting (one device per process), so there is nothing to do."""
-
-
-def patch_specify_ddp_gpu_num(module) -> None:
-    """Applied to ``mmcv.utils.parrots_wrapper``, whose ``SyncBatchNorm`` defines the method."""
-    import torch
-
-    cls = getattr(module, "SyncBatchNorm", None)
-    if cls is None or "_specify_ddp_gpu_num" not in vars(cls):
-        return
-    if hasattr(torch.nn.SyncBatchNorm, "_specify_ddp_gpu_num"):  # torch still has it
-        return
-    patching.replace_attribute(cls, "_specify_ddp_gpu_num", _specify_ddp_gpu_num, SHIM_SPECIFY_GPU)
+    patching.wrap(module.MMDistributedDataParallel, "_run_ddp_forward", _forward_scattering, SHIM_FORWARD)
 
 
 SHIMS = (
@@ -212,18 +168,5 @@ SHIMS = (
         "'mmcv.parallel.data_container.DataContainer'>)",
         summary="MMDistributedDataParallel.forward scatters its inputs with self.to_kwargs "
         "(DataContainers unwrapped) when it has device_ids, as mmcv >= 1.6 does",
-    ),
-    Shim(
-        SHIM_SPECIFY_GPU,
-        targets=["mmcv.utils.parrots_wrapper"],
-        requires={"mmcv": ">=1.0,<1.3.9", "torch": ">=1.9"},
-        kind=AFTER_IMPORT,
-        apply=patch_specify_ddp_gpu_num,
-        risk=RISK_ALIAS,
-        broke="torch 1.9 removed SyncBatchNorm._specify_ddp_gpu_num; mmcv < 1.3.9 calls it "
-        "when building a SyncBN layer (build_norm_layer(dict(type='SyncBN'))): "
-        "AttributeError: 'super' object has no attribute '_specify_ddp_gpu_num'",
-        summary="mmcv's SyncBatchNorm._specify_ddp_gpu_num does nothing where torch has no "
-        "such method (torch >= 1.9 needs none)",
     ),
 )

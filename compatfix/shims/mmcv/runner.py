@@ -32,7 +32,6 @@ mmdet's. Nothing here imports mmcv at module level.
 
 from __future__ import annotations
 
-import functools
 
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
@@ -53,16 +52,6 @@ def _tell(shim: str, key: str, text: str) -> None:
 
     _messages.say(text, key=key)
     patching.record_redirect(shim, key)
-
-
-def _replace_method(cls, name: str, make_wrapper, shim: str) -> bool:
-    """Wrap ``cls.name`` (own or inherited) unless it already is ``shim``'s wrapper
-    (see ``patching.replace_attribute``). Returns whether it wrapped."""
-    current = getattr(cls, name)
-    if getattr(current, patching._MARK, None) == shim:
-        return False
-    wrapper = functools.update_wrapper(make_wrapper(current), current)
-    return patching.replace_attribute(cls, name, wrapper, shim)
 
 
 # --- A: by_epoch from the runner the hook runs under --------------------------------------
@@ -101,7 +90,7 @@ def patch_eval_hooks(module) -> None:
     for name in EVAL_HOOK_NAMES:
         cls = vars(module).get(name)
         if isinstance(cls, type) and cls.__module__ == module.__name__:
-            _replace_method(cls, "before_run", _make_before_run, SHIM_BY_EPOCH)
+            patching.wrap(cls, "before_run", _make_before_run, SHIM_BY_EPOCH)
 
 
 # --- B: evaluation after the iteration timer ----------------------------------------------
@@ -153,7 +142,7 @@ def _make_register_hook(original):
 
 
 def patch_register_hook(module) -> None:
-    _replace_method(module.BaseRunner, "register_hook", _make_register_hook, SHIM_ORDER)
+    patching.wrap(module.BaseRunner, "register_hook", _make_register_hook, SHIM_ORDER)
 
 
 SHIMS = (

@@ -21,7 +21,7 @@ def restore_resampling_constants(image_module) -> None:
         "LINEAR": resampling.BILINEAR,
         "CUBIC": resampling.BICUBIC,
     }
-    restore_names(image_module, names, "pillow.resampling_constants")
+    restore_names(image_module, names, "PIL.Image.resampling_constants")
 
 
 def _add_missing_methods(cls: type, methods: dict[str, Any], shim: str) -> None:
@@ -105,7 +105,7 @@ def multiline_textsize(
 
 
 def restore_font_getsize(font_module) -> None:
-    shim = "pillow.font_getsize"
+    shim = "PIL.ImageFont.getsize"
     _add_missing_methods(
         font_module.FreeTypeFont,
         {"getsize": freetype_getsize, "getsize_multiline": freetype_getsize_multiline, "getoffset": freetype_getoffset},
@@ -119,13 +119,13 @@ def restore_draw_textsize(draw_module) -> None:
     _add_missing_methods(
         draw_module.ImageDraw,
         {"textsize": textsize, "multiline_textsize": multiline_textsize},
-        "pillow.draw_textsize",
+        "PIL.ImageDraw.textsize",
     )
 
 
 SHIMS = (
     Shim(
-        "pillow.resampling_constants",
+        "PIL.Image.resampling_constants",
         targets=["PIL.Image"],
         requires={"PIL": ">=10"},
         apply=restore_resampling_constants,
@@ -134,7 +134,7 @@ SHIMS = (
         summary="restore Image.ANTIALIAS/LINEAR/CUBIC as Resampling.LANCZOS/BILINEAR/BICUBIC",
     ),
     Shim(
-        "pillow.font_getsize",
+        "PIL.ImageFont.getsize",
         targets=["PIL.ImageFont"],
         requires={"PIL": ">=10"},
         apply=restore_font_getsize,
@@ -144,7 +144,7 @@ SHIMS = (
         "from getbbox, with Pillow 9's meaning (height measured from the ascender line)",
     ),
     Shim(
-        "pillow.draw_textsize",
+        "PIL.ImageDraw.textsize",
         targets=["PIL.ImageDraw"],
         requires={"PIL": ">=10"},
         apply=restore_draw_textsize,

@@ -1,6 +1,6 @@
 """Shims for mmcv 1.x's ``Config`` (``mmcv.utils.config``).
 
-``mmcv.config_yapf_verify``
+``mmcv.utils.config_yapf_verify``
     ``Config.pretty_text`` (and so ``Config.dump`` and every ``print(cfg)`` or
     ``cfg.pretty_text`` in a train script) formats the config with
     ``FormatCode(text, style_config=yapf_style, verify=True)``. yapf 0.40.2 (2023-09)
@@ -15,12 +15,11 @@
 
 from __future__ import annotations
 
-import functools
 
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
-SHIM_NAME = "mmcv.config_yapf_verify"
+SHIM_NAME = "mmcv.utils.config_yapf_verify"
 
 
 def accepts_verify(format_code) -> bool:
@@ -37,14 +36,16 @@ def accepts_verify(format_code) -> bool:
 
 def drop_verify(module) -> None:
     original = vars(module).get("FormatCode")
-    if original is None or getattr(original, patching._MARK, None) == SHIM_NAME or accepts_verify(original):
+    if original is None or patching.wrapped_by(original, SHIM_NAME) or accepts_verify(original):
         return
 
-    @functools.wraps(original)
-    def FormatCode(*args, verify=None, **kwargs):  # noqa: N802 - yapf's name
-        return original(*args, **kwargs)
+    def without_verify(original):
+        def FormatCode(*args, verify=None, **kwargs):  # noqa: N802 - yapf's name
+            return original(*args, **kwargs)
 
-    patching.replace_attribute(module, "FormatCode", FormatCode, SHIM_NAME)
+        return FormatCode
+
+    patching.wrap(module, "FormatCode", without_verify, SHIM_NAME)
 
 
 SHIMS = (

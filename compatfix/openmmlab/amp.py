@@ -49,15 +49,14 @@
 from __future__ import annotations
 
 import copy
-import functools
 from types import ModuleType
 from typing import Any, Callable
 
 from compatfix import patching
-from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
-from compatfix.shims.mmseg.training import wrapped_by
 
-SHIM_NAME = "mmseg.apex_amp_before_wrappers"
+# The train function each library's shim wraps, by module, and the shim's name.
+SHIMS_BY_MODULE = {"mmseg.apis.train": "mmseg.apex_amp_before_wrappers",
+                   "mmdet.apis.train": "mmdet.apex_amp_before_wrappers"}
 DEFAULT_OPT_LEVEL = "O1"  # what the Swin/BEiT repositories' train_segmentor passes
 
 
@@ -97,6 +96,7 @@ def initialize_amp(model: Any, cfg: Any, build_optimizer: Callable, caller: str)
             module.fp16_enabled = True
     what = "%s: amp.initialize(opt_level=%r) before wrapping" % (caller, opt_level)
     _tell(
+        caller,
         what,
         "the config asks for apex mixed precision (optimizer_config use_fp16=True), which "
         "this %s never initialises (apex would fail at the first `with amp.scale_loss`): "
@@ -107,10 +107,11 @@ def initialize_amp(model: Any, cfg: Any, build_optimizer: Callable, caller: str)
     return model, optimizer
 
 
-def _tell(key: str, text: str) -> None:
+def _tell(caller: str, key: str, text: str) -> None:
     from compatfix import _messages
 
-    patching.record_redirect(SHIM_NAME, key)
+    shim = SHIMS_BY_MODULE["mmdet.apis.train" if caller == "train_detector" else "mmseg.apis.train"]
+    patching.record_redirect(shim, key)
     _messages.say(text, key=key)
 
 
@@ -124,6 +125,7 @@ def _follow_lr_change(optimizer, built_from: Any, asked_for: Any, caller: str) -
             group["lr"] = group["lr"] * new / old
     if {**built_from, "lr": None} != {**asked_for, "lr": None}:
         _tell(
+            caller,
             "%s: cfg.optimizer changed after amp.initialize" % caller,
             "%s changed cfg.optimizer after compatfix built the optimizer for amp.initialize "
             "(from %s to %s); training goes on with the optimizer amp was initialised with."
@@ -176,29 +178,5 @@ TRAIN_FUNCTIONS = {"mmseg.apis.train": "train_segmentor", "mmdet.apis.train": "t
 
 def patch_train_function(module: ModuleType) -> None:
     """Wrap the train function that ``module`` (mmseg's or mmdet's apis.train) defines."""
-    current = getattr(module, TRAIN_FUNCTIONS[module.__name__])
-    if wrapped_by(current, SHIM_NAME):
-        return
-    wrapper = functools.update_wrapper(_make_train_function(current, module), current)
-    patching.replace_attribute(module, current.__name__, wrapper, SHIM_NAME)
-
-
-SHIMS = (
-    Shim(
-        SHIM_NAME,
-        targets=list(TRAIN_FUNCTIONS),
-        requires={"mmcv": ">=1.0,<2.0"},  # mmseg 0.x and mmdet 2.x; their 1.x/3.x need mmcv 2
-        kind=AFTER_IMPORT,
-        apply=patch_train_function,
-        risk=RISK_BEHAVIOUR,
-        broke="stock mmseg train_segmentor (0.11-0.30) and mmdet train_detector (2.x) never call "
-        "apex.amp.initialize and wrap the model before building the optimizer, so configs with "
-        "optimizer_config use_fp16=True (Swin/BEiT DistOptimizerHook) fail at the first `with "
-        "amp.scale_loss`: Invoked 'with amp.scale_loss', but internal Amp state has not been "
-        "initialized",
-        summary="for use_fp16 configs, build the optimizer and call amp.initialize on the "
-        "unwrapped model (opt_level from the config or O1, fp16_enabled set) before the train "
-        "function wraps it, and hand it that optimizer; left alone when amp is already "
-        "initialised",
-    ),
-)
+    patching.wrap(module, TRAIN_FUNCTIONS[module.__name__],
+                  lambda current: _make_train_function(current, module), SHIMS_BY_MODULE[module.__name__])

@@ -1,4 +1,6 @@
-"""Older mmseg training scripts (``tools/train.py``, notebooks) with a newer mmseg.
+"""What the shims for older mmseg/mmdet training scripts do (``tools/train.py``, notebooks,
+with a newer mmseg or mmdet). The records are in ``compatfix/shims/mmseg/{apis,datasets,
+models}.py`` and ``compatfix/shims/mmdet/apis.py``.
 
 ``mmseg.train_default_device``
     mmseg 0.25 (MLU support, open-mmlab/mmsegmentation#1515) made ``train_segmentor``
@@ -43,35 +45,15 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
 from types import ModuleType
 
 from compatfix import patching
-from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
 SHIM_DEVICE = "mmseg.train_default_device"
 SHIM_DEVICE_MMDET = "mmdet.train_default_device"
 SHIM_WORKERS = "mmseg.no_persistent_workers_without_workers"
 SHIM_LATERAL = "mmseg.out_of_place_lateral_add"
-
-
-def wrapped_by(function, shim: str) -> bool:
-    """Whether ``shim``'s wrapper is anywhere in ``function``'s ``__wrapped__`` chain
-    (another shim may have wrapped it since)."""
-    while function is not None:
-        if getattr(function, "__dict__", {}).get(patching._MARK) == shim:
-            return True
-        function = getattr(function, "__wrapped__", None)
-    return False
-
-
-def _wrap_function(module, name: str, make_wrapper, shim: str) -> None:
-    current = getattr(module, name)
-    if wrapped_by(current, shim):
-        return
-    wrapper = functools.update_wrapper(make_wrapper(current), current)
-    patching.replace_attribute(module, name, wrapper, shim)
 
 
 def _tell(shim: str, key: str, text: str) -> None:
@@ -118,14 +100,14 @@ def _make_train_function(original, shim: str, library: str, since: str):
 
 
 def patch_train_segmentor(module: ModuleType) -> None:
-    _wrap_function(module, "train_segmentor",
-                   lambda original: _make_train_function(original, SHIM_DEVICE, "mmseg", "0.25"), SHIM_DEVICE)
+    patching.wrap(module, "train_segmentor",
+                  lambda original: _make_train_function(original, SHIM_DEVICE, "mmseg", "0.25"), SHIM_DEVICE)
 
 
 def patch_train_detector(module: ModuleType) -> None:
-    _wrap_function(module, "train_detector",
-                   lambda original: _make_train_function(original, SHIM_DEVICE_MMDET, "mmdet", "2.24"),
-                   SHIM_DEVICE_MMDET)
+    patching.wrap(module, "train_detector",
+                  lambda original: _make_train_function(original, SHIM_DEVICE_MMDET, "mmdet", "2.24"),
+                  SHIM_DEVICE_MMDET)
 
 
 # --- persistent_workers -------------------------------------------------------------
@@ -159,7 +141,7 @@ def _make_build_dataloader(original):
 
 
 def patch_build_dataloader(module: ModuleType) -> None:
-    _wrap_function(module, "build_dataloader", _make_build_dataloader, SHIM_WORKERS)
+    patching.wrap(module, "build_dataloader", _make_build_dataloader, SHIM_WORKERS)
 
 
 # --- in-place lateral add -----------------------------------------------------------
@@ -188,65 +170,4 @@ def patch_lateral_convs(module: ModuleType) -> None:
     for name in ("UPerHead", "FPN"):
         cls = vars(module).get(name)
         if isinstance(cls, type) and cls.__module__ == module.__name__:
-            current = cls.__init__
-            if getattr(current, patching._MARK, None) == SHIM_LATERAL:
-                continue
-            wrapper = functools.update_wrapper(_make_init(current), current)
-            patching.replace_attribute(cls, "__init__", wrapper, SHIM_LATERAL)
-
-
-SHIMS = (
-    Shim(
-        SHIM_DEVICE,
-        targets=["mmseg.apis.train"],
-        requires={"mmseg": ">=0.25,<1.0"},
-        kind=AFTER_IMPORT,
-        apply=patch_train_segmentor,
-        risk=RISK_BEHAVIOUR,
-        broke="mmseg 0.25 (2022-06, #1515) made train_segmentor read cfg.device, which only "
-        "its own newer tools/train.py sets: older training scripts fail with AttributeError: "
-        "'ConfigDict' object has no attribute 'device'",
-        summary="train_segmentor fills a missing cfg.device as newer tools/train.py does "
-        "(get_device(); 'cpu' for a non-distributed run in CPU mode)",
-    ),
-    Shim(
-        SHIM_DEVICE_MMDET,
-        targets=["mmdet.apis.train"],
-        requires={"mmdet": ">=2.24,<3.0"},
-        kind=AFTER_IMPORT,
-        apply=patch_train_detector,
-        risk=RISK_BEHAVIOUR,
-        broke="mmdet 2.24 (2022-04) made train_detector read cfg.device, which only its own newer "
-        "tools/train.py sets: older training scripts and notebooks fail with AttributeError: "
-        "'ConfigDict' object has no attribute 'device' (mmdet#7848, #7901, #8535)",
-        summary="train_detector fills a missing cfg.device as newer tools/train.py does "
-        "(get_device(); 'cpu' for a non-distributed run in CPU mode)",
-    ),
-    Shim(
-        SHIM_WORKERS,
-        targets=["mmseg.datasets.builder"],
-        requires={"mmseg": ">=0.15,<1.0"},
-        kind=AFTER_IMPORT,
-        apply=patch_build_dataloader,
-        risk=RISK_BEHAVIOUR,
-        broke="mmseg 0.15 (#646) made build_dataloader default to persistent_workers=True; "
-        "with workers_per_gpu=0 torch's DataLoader raises ValueError: persistent_workers "
-        "option needs num_workers > 0",
-        summary="build_dataloader drops persistent_workers when the loader has no worker "
-        "processes",
-    ),
-    Shim(
-        SHIM_LATERAL,
-        targets=["mmseg.models.decode_heads.uper_head", "mmseg.models.necks.fpn"],
-        requires={"mmseg": "<0.20", "torch": ">=1.10"},
-        kind=AFTER_IMPORT,
-        apply=patch_lateral_convs,
-        risk=RISK_BEHAVIOUR,
-        broke="mmseg < 0.20's UPerHead/FPN do laterals[i - 1] += resize(...) on a ReLU "
-        "output; torch >= 1.10 autograd rejects it at backward(): one of the variables "
-        "needed for gradient computation has been modified by an inplace operation "
-        "(mmseg#1046, fixed by #1103 in 0.20)",
-        summary="UPerHead/FPN lateral convolutions hand the head a copy of their output while "
-        "gradients are recorded, so the in-place add no longer changes a saved tensor",
-    ),
-)
+            patching.wrap(cls, "__init__", _make_init, SHIM_LATERAL)

@@ -1,6 +1,6 @@
 """mmcv 1.x registries: a user's class wins over the library's class of the same name.
 
-``mmcv.registry_user_class_wins``
+``mmcv.utils.registry_user_class_wins``
     Research code registers its own modules into the registries of mmcv/mmseg/mmdet
     (``@BACKBONES.register_module()`` in a repo's ``backbone/beit.py``). When a later
     library release adds a module of the same name (mmseg 0.23 added ``BEiT``, 0.15
@@ -21,14 +21,13 @@
 
 from __future__ import annotations
 
-import functools
 from types import ModuleType
 from typing import Any, Iterable
 
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
-SHIM_NAME = "mmcv.registry_user_class_wins"
+SHIM_NAME = "mmcv.utils.registry_user_class_wins"
 
 
 def _package_of(obj) -> str:
@@ -99,12 +98,7 @@ def _report_replacements(registry, module, clashes) -> None:
 
 def patch_registry(module: ModuleType) -> None:
     """Wrap ``Registry._register_module`` in ``mmcv.utils.registry``."""
-    cls = module.Registry
-    current = cls._register_module
-    if getattr(current, patching._MARK, None) == SHIM_NAME:
-        return
-    wrapper = functools.update_wrapper(_make_register_module(current), current)
-    patching.replace_attribute(cls, "_register_module", wrapper, SHIM_NAME)
+    patching.wrap(module.Registry, "_register_module", _make_register_module, SHIM_NAME)
 
 
 SHIMS = (

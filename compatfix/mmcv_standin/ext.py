@@ -1,4 +1,6 @@
-"""mmcv ops without compiled ops: provide ``mmcv._ext`` from torch and torchvision.
+"""The stand-in for mmcv's compiled ``mmcv._ext``: op kernels on torch and torchvision.
+
+The shim that provides it is ``mmcv._ext`` in ``compatfix/shims/mmcv/_ext.py``.
 
 mmcv 1.x keeps its ops (``mmcv.ops``) in the compiled extension ``mmcv._ext``, which only
 an mmcv-full build for the exact torch/CUDA pair has. No mmcv-full wheel exists for
@@ -47,8 +49,6 @@ ops are stubs. The ``parrots`` build of mmcv does not use ``mmcv._ext``.
 """
 
 from __future__ import annotations
-
-from compatfix.registry import PROVIDE, RISK_BEHAVIOUR, Shim
 
 # mmcv's C++ ``FLT_MIN``: the clamp inside the focal loss logs.
 _FLT_MIN = 1.1754943508222875e-38
@@ -510,10 +510,10 @@ def get_compiling_cuda_version():
     return "not available"
 
 
-# --- the shim -------------------------------------------------------------------------
+# --- filling the provided module -----------------------------------------------------
 
 
-def provide_ext(module) -> None:
+def fill(module) -> None:
     """Fill the provided ``mmcv._ext``: the fallbacks, then stubs for everything else."""
     this = globals()
     for name in IMPLEMENTED:
@@ -539,20 +539,3 @@ def provide_ext(module) -> None:
         return stub
 
     module.__getattr__ = __getattr__
-
-
-SHIMS = (
-    Shim(
-        "mmcv._ext",
-        targets=["mmcv._ext"],
-        kind=PROVIDE,
-        requires={"mmcv": ">=1.3,<2"},
-        apply=provide_ext,
-        risk=RISK_BEHAVIOUR,
-        broke="mmcv 1.x ops live in the compiled mmcv._ext, which no mmcv build for "
-        "torch 2.x/Python 3.11 has (mmcv-full wheels stop at torch 1.13; mmcv lite has none): "
-        "import mmcv.ops, mmseg.models and mmdet.models fail",
-        summary="provide mmcv._ext: torch/torchvision nms, roi_align, roi_pool, "
-        "(modulated) deform_conv, sigmoid_focal_loss; other ops raise a clear error when called",
-    ),
-)

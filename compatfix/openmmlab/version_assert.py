@@ -28,7 +28,6 @@ import sys
 from types import ModuleType
 
 from compatfix import patching
-from compatfix.registry import BEFORE_CONSUMER, RISK_BEHAVIOUR, Shim
 
 SHIM_NAME = "mmcv.relaxed_version_assert"
 CONSUMERS = ("mmseg", "mmdet")
@@ -46,16 +45,16 @@ def version_for(consumer: str, filename: str, installed: str) -> str:
 
 
 def _decide(consumer: str, filename: str, installed: str) -> str:
-    from compatfix import doctor
+    from compatfix.openmmlab import versions
 
-    tree = doctor._parse(filename)
-    constants = doctor._constants(tree)
-    low = next((constants[n] for n in doctor._MIN_NAMES if isinstance(constants.get(n), str)), None)
-    high = next((constants[n] for n in doctor._MAX_NAMES if isinstance(constants.get(n), str)), None)
-    inclusive = doctor._assert_inclusive(tree) if tree is not None else {}
+    tree = versions.parse(filename)
+    constants = versions.constants(tree)
+    low = next((constants[n] for n in versions.MIN_NAMES if isinstance(constants.get(n), str)), None)
+    high = next((constants[n] for n in versions.MAX_NAMES if isinstance(constants.get(n), str)), None)
+    inclusive = versions.assert_inclusive(tree) if tree is not None else {}
     if low is None or high is None or len(inclusive) != 2:
         return installed  # no version assert we understand: leave it to run as written
-    have, low_v, high_v = (doctor._digit_version(v) for v in (installed, low, high))
+    have, low_v, high_v = (versions.digit_version(v) for v in (installed, low, high))
     if have is None or low_v is None or high_v is None:
         return installed
     above_min = low_v <= have if inclusive["min"] else low_v < have
@@ -105,30 +104,10 @@ def serve_version_to_consumers(mmcv: ModuleType) -> None:
     """Give the ``mmcv`` module a ``__version__`` that the consumers' import-time code
     sees through :func:`version_for`; its stored value stays the installed version."""
     cls = type(mmcv)
-    if getattr(cls, "__compatfix_shim__", None) == SHIM_NAME:
+    if patching.wrapped_by(cls, SHIM_NAME):
         return
     served = type(cls.__name__, (cls,), {
         "__module__": cls.__module__,
         "__version__": property(_get_version, _set_version),
-        "__compatfix_shim__": SHIM_NAME,
     })
-    mmcv.__class__ = served
-
-
-SHIMS = (
-    Shim(
-        SHIM_NAME,
-        targets=["mmcv"],
-        consumers=CONSUMERS,
-        requires={"mmcv": ">=1.0,<2.0"},
-        kind=BEFORE_CONSUMER,
-        apply=serve_version_to_consumers,
-        risk=RISK_BEHAVIOUR,
-        default=False,
-        broke="every mmseg/mmdet release asserts its tested mmcv range at import (AssertionError: "
-        "MMCV==1.7.2 is used but incompatible. Please install mmcv>=1.1.4, <=1.3.0.), so code "
-        "vendoring an old mmseg fails with the newer mmcv 1.x that still installs",
-        summary="opt-in: the import-time assert of mmseg/mmdet sees an mmcv version inside its "
-        "own range (1.x only), with a warning; everything else sees the installed version",
-    ),
-)
+    patching.replace_attribute(mmcv, "__class__", served, SHIM_NAME)

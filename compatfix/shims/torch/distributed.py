@@ -1,47 +1,43 @@
-"""Shims for ``torch.distributed`` and ``torch.cuda.set_device``: backends, the
-single-process rendezvous, GPU oversubscription and the single-tensor collectives.
+"""Shims for ``torch.distributed`` and its launcher ``torch.distributed.run``: backends,
+the single-process rendezvous, the single-tensor collectives and the master port.
 
 - ``torch.distributed.nccl_fallback``: ``init_process_group``/``new_group`` asked for
   ``nccl`` where NCCL cannot work (a torch built without it, or no CUDA device) use
-  ``gloo``, with one warning. Under ``--device cpu`` CPU mode's own
-  ``cpu.torch.distributed.backend`` does this, so this shim then steps aside.
+  ``gloo``, with one warning. Its record says it yields to CPU mode's own backend
+  rewrite, so under ``--device cpu`` the engine reports it as "nothing to do".
 - ``torch.distributed.env_single_process`` (opt-in): ``init_process_group`` with the
   ``env://`` rendezvous in a process that no launcher started (no ``MASTER_ADDR``,
   ``MASTER_PORT``, ``RANK`` or ``WORLD_SIZE``) becomes a world of one on a free
   loopback port, so ``python train.py`` runs without ``torchrun``.
-- ``torch.cuda.set_device.explain`` / ``torch.cuda.set_device.oversubscribe`` (opt-in):
-  more processes than GPUs on a node. The first adds what happened and what to do to
-  torch's "invalid device ordinal"; the second lets rank N use GPU N modulo the count.
 - ``torch.distributed.collective_names`` and ``torch.distributed.collective_fallbacks``:
   the single-tensor all-gather / reduce-scatter / gather go by three generations of
   names; each name missing from the running torch is served by the one it has.
+- ``torch.distributed.run.free_master_port``: a single-node launch whose
+  ``--master_port`` is taken ("EADDRINUSE") uses a free port, with a warning. Never with
+  more than one node: the other nodes could not know the new port.
 
-``init_process_group`` and ``new_group`` are replaced once, by one plain function each
-that runs the argument adjustments of whichever of these shims are on; the originals are
-kept for ``compatfix.get_original``. Nothing here imports torch at module level.
+``init_process_group`` and ``new_group`` are wrapped once, by ``patching.rewrite_arguments``,
+which runs the argument rewriters of whichever shims are on (CPU mode's too); the originals
+are kept for ``compatfix.get_original``. Nothing here imports torch at module level.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
 from typing import Any, Callable, MutableMapping
 
-from compatfix import _engine, _messages, patching
+from compatfix import _messages, patching
 from compatfix.patching import restore_names
 from compatfix.registry import AFTER_IMPORT, RISK_ALIAS, RISK_BEHAVIOUR, Shim
 
 SHIM_NCCL = "torch.distributed.nccl_fallback"
 SHIM_ENV = "torch.distributed.env_single_process"
-SHIM_EXPLAIN = "torch.cuda.set_device.explain"
-SHIM_OVERSUBSCRIBE = "torch.cuda.set_device.oversubscribe"
+SHIM_MASTER_PORT = "torch.distributed.run.free_master_port"
 SHIM_NAMES = "torch.distributed.collective_names"
 SHIM_FALLBACKS = "torch.distributed.collective_fallbacks"
-
-# The replacements below serve several shims each; their mark names the replacement.
-ARGUMENTS_MARK = "torch.distributed.arguments"
-SET_DEVICE_MARK = "torch.cuda.set_device"
 
 # Variables that torchrun / torch.distributed.launch / mpirun-style launchers set.
 LAUNCHER_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")
@@ -56,53 +52,25 @@ def free_loopback_port() -> int:
         return sock.getsockname()[1]
 
 
-def _cpu_mode() -> bool:
-    engine = _engine.active()
-    return engine is not None and engine.settings.device == "cpu"
+# --- argument rewriters of init_process_group / new_group ---------------------------------
 
 
-# --- one replacement of init_process_group / new_group, many adjustments -------------------
-
-# An adjustment looks at (and may change) the bound arguments of a call. Keyed by the
-# function's name; each list holds (shim name, adjustment) in the order shims applied.
-Adjustment = Callable[[str, MutableMapping[str, Any]], None]
-_adjustments: dict[str, list[tuple[str, Adjustment]]] = {"init_process_group": [], "new_group": []}
-
-
-def _adjusting(original: Callable, function_name: str) -> Callable:
-    import inspect
-
-    signature = inspect.signature(original)
-    adjustments = _adjustments[function_name]
+def rewrite_on_both(module, function_name: str, shim: str, rewrite: Callable[[str, MutableMapping[str, Any]], None]) -> None:
+    """Make ``module.function_name`` (``torch.distributed``'s, which is also
+    ``distributed_c10d``'s) run ``rewrite(qualified name, arguments)`` on its arguments,
+    through ``patching.rewrite_arguments``: one wrapper, whichever shims are on."""
     qualified = "torch.distributed." + function_name
 
-    @functools.wraps(original)
-    def adjusted(*args, **kwargs):
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:  # a wrong call: torch's own error says it best
-            return original(*args, **kwargs)
-        for _shim, adjust in list(adjustments):
-            adjust(qualified, bound.arguments)
-        return original(*bound.args, **bound.kwargs)
+    def rewrite_bound(bound) -> None:
+        rewrite(qualified, bound.arguments)
 
-    return adjusted
-
-
-def add_adjustment(module, function_name: str, shim: str, adjust: Adjustment) -> None:
-    """Make ``module.function_name`` (``torch.distributed``'s, which is also
-    ``distributed_c10d``'s) run ``adjust`` on its arguments; harmless if repeated."""
-    registered = _adjustments[function_name]
-    if all(name != shim for name, _ in registered):
-        registered.append((shim, adjust))
     current = getattr(module, function_name)
-    if getattr(current, patching._MARK, None) == ARGUMENTS_MARK:
-        return
-    replacement = _adjusting(current, function_name)
-    patching.replace_attribute(module, function_name, replacement, ARGUMENTS_MARK)
+    patching.rewrite_arguments(module, function_name, rewrite_bound, shim)
+    wrapper = getattr(module, function_name)
     c10d = sys.modules.get("torch.distributed.distributed_c10d")
     if c10d is not None and c10d is not module and getattr(c10d, function_name, None) is current:
-        patching.replace_attribute(c10d, function_name, replacement, ARGUMENTS_MARK)
+        # the same wrapper (and so the same rewriters) for code that calls distributed_c10d's
+        patching.replace_attribute(c10d, function_name, wrapper, patching.shim_of(wrapper) or shim)
 
 
 # --- nccl where NCCL cannot work -> gloo ---------------------------------------------------
@@ -154,10 +122,8 @@ def _gloo_for_nccl(function_name: str, arguments: MutableMapping[str, Any]) -> N
 
 
 def apply_nccl_fallback(module) -> None:
-    if _cpu_mode():
-        return  # cpu.torch.distributed.backend already sends nccl to gloo
-    add_adjustment(module, "init_process_group", SHIM_NCCL, _gloo_for_nccl)
-    add_adjustment(module, "new_group", SHIM_NCCL, _gloo_for_nccl)
+    rewrite_on_both(module, "init_process_group", SHIM_NCCL, _gloo_for_nccl)
+    rewrite_on_both(module, "new_group", SHIM_NCCL, _gloo_for_nccl)
 
 
 # --- env:// without a launcher -> a world of one ---------------------------------------------
@@ -182,85 +148,7 @@ def _single_process_rendezvous(function_name: str, arguments: MutableMapping[str
 
 
 def apply_env_single_process(module) -> None:
-    add_adjustment(module, "init_process_group", SHIM_ENV, _single_process_rendezvous)
-
-
-# --- torch.cuda.set_device with more processes than GPUs ----------------------------------------
-
-_oversubscribe = False  # set by the opt-in shim; read by the one set_device replacement
-
-
-def _cuda_index(device: Any) -> int | None:
-    if isinstance(device, bool):
-        return None
-    if isinstance(device, int):
-        return device
-    import torch
-
-    if isinstance(device, str):
-        try:
-            device = torch.device(device)
-        except RuntimeError:
-            return None
-    if isinstance(device, torch.device) and device.type == "cuda":
-        return device.index
-    return None
-
-
-def _ordinal_advice(index: int, count: int) -> str:
-    return (
-        "torch.cuda.set_device(%d) asks for CUDA device %d, but this process sees %d CUDA "
-        "device(s) (CUDA_VISIBLE_DEVICES=%r, LOCAL_RANK=%r): more processes were started on "
-        "this node than it has GPUs. Start at most %d (--nproc_per_node %d), or let processes "
-        "share GPUs (device = local rank modulo %d) with COMPATFIX_ENABLE=%s."
-        % (index, index, count, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("LOCAL_RANK"),
-           count, count, count, SHIM_OVERSUBSCRIBE)
-    )
-
-
-def _set_device(original: Callable) -> Callable:
-    @functools.wraps(original)
-    def set_device(device):
-        import torch
-
-        index = _cuda_index(device)
-        count = torch.cuda.device_count() if index is not None and index >= 0 else 0
-        if count == 0 or index < count:
-            return original(device)
-        if _oversubscribe:
-            shared = index % count
-            patching.record_redirect(SHIM_OVERSUBSCRIBE, "torch.cuda.set_device(%d) -> %d" % (index, shared))
-            _messages.say(
-                "torch.cuda.set_device(%d): only %d CUDA device(s); processes share them, "
-                "device = index modulo %d (set by %s)." % (index, count, count, SHIM_OVERSUBSCRIBE),
-                key=SHIM_OVERSUBSCRIBE,
-            )
-            return original(shared)
-        try:
-            return original(device)
-        except RuntimeError as exc:
-            advice = _ordinal_advice(index, count)
-            if hasattr(exc, "add_note"):  # Python 3.11+: same exception, with the advice under it
-                exc.add_note("compatfix: " + advice)
-                raise
-            raise RuntimeError("%s\ncompatfix: %s" % (exc, advice)) from exc
-
-    return set_device
-
-
-def _replace_set_device(module) -> None:
-    if getattr(module.set_device, patching._MARK, None) != SET_DEVICE_MARK:
-        patching.replace_attribute(module, "set_device", _set_device(module.set_device), SET_DEVICE_MARK)
-
-
-def apply_set_device_explain(module) -> None:
-    _replace_set_device(module)
-
-
-def apply_set_device_oversubscribe(module) -> None:
-    global _oversubscribe
-    _oversubscribe = True
-    _replace_set_device(module)
+    rewrite_on_both(module, "init_process_group", SHIM_ENV, _single_process_rendezvous)
 
 
 # --- the single-tensor collectives under all their names -------------------------------------
@@ -341,6 +229,77 @@ def provide_collective_fallbacks(module) -> None:
             restore_names(module, {name: fallback for name in names}, SHIM_FALLBACKS)
 
 
+# --- torch.distributed.run: the launcher's --master_port ---------------------------------------------------------------
+
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0")
+
+
+def _is_this_machine(address: str) -> bool:
+    import socket  # here, not at the top: the engine loads this module in every numpy process
+
+    if address in _LOOPBACK_NAMES:
+        return True
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, 0))  # only an address of this machine can be bound
+        except OSError:
+            return False
+    return True
+
+
+def port_is_taken(port: int) -> bool:
+    """Whether a server could not listen on ``port`` (all interfaces), as the launcher's
+    TCP store would."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is fine
+        try:
+            sock.bind(("", port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def _free_port_on_all_interfaces() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("", 0))
+        return sock.getsockname()[1]
+
+
+def _config_from_args(original: Callable, module) -> Callable:
+    @functools.wraps(original)
+    def config_from_args(args):
+        port = getattr(args, "master_port", None)
+        if (
+            port is not None
+            and getattr(args, "rdzv_backend", None) == "static"
+            and not getattr(args, "rdzv_endpoint", None)
+            and int(getattr(args, "node_rank", 0) or 0) == 0
+            and module.parse_min_max_nnodes(args.nnodes)[1] == 1
+            and port_is_taken(int(port))
+            and _is_this_machine(str(args.master_addr))
+        ):
+            args.master_port = _free_port_on_all_interfaces()
+            patching.record_redirect(SHIM_MASTER_PORT, "--master_port %s -> %d" % (port, args.master_port))
+            _messages.say(
+                "--master_port %s is already in use on this machine (EADDRINUSE); this "
+                "single-node launch uses the free port %d instead." % (port, args.master_port),
+                key=SHIM_MASTER_PORT,
+            )
+        return original(args)
+
+    return config_from_args
+
+
+def apply_free_master_port(module) -> None:
+    current = module.config_from_args
+    if getattr(current, patching._MARK, None) != SHIM_MASTER_PORT:
+        patching.replace_attribute(module, "config_from_args", _config_from_args(current, module), SHIM_MASTER_PORT)
+
+
 _DISTRIBUTED = ["torch.distributed", "torch.distributed.distributed_c10d"]
 
 SHIMS = (
@@ -351,6 +310,7 @@ SHIMS = (
         requires={"torch": ">=1.9"},
         apply=apply_nccl_fallback,
         risk=RISK_BEHAVIOUR,
+        yields_to=["cpu.torch.distributed.backend"],
         broke="init_process_group(backend='nccl') where NCCL cannot work raises 'Distributed "
         "package doesn't have NCCL built in' (Windows, macOS) or 'ProcessGroupNCCL is only "
         "supported with GPUs, no GPUs found!' (no CUDA device); launch scripts hard-code nccl",
@@ -369,31 +329,6 @@ SHIMS = (
         "raises 'environment variable RANK expected, but not set'",
         summary="opt-in: env:// without a launcher's variables becomes a world of one process "
         "on a free loopback port (sets MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE)",
-    ),
-    Shim(
-        SHIM_EXPLAIN,
-        targets=["torch.cuda"],
-        kind=AFTER_IMPORT,
-        requires={"torch": ">=1.9"},
-        apply=apply_set_device_explain,
-        risk=RISK_BEHAVIOUR,
-        broke="torch.cuda.set_device(local_rank) with more processes than GPUs fails with a bare "
-        "'CUDA error: invalid device ordinal'",
-        summary="torch.cuda.set_device's 'invalid device ordinal' says how many GPUs there are, "
-        "and how to launch fewer processes or share GPUs",
-    ),
-    Shim(
-        SHIM_OVERSUBSCRIBE,
-        targets=["torch.cuda"],
-        kind=AFTER_IMPORT,
-        requires={"torch": ">=1.9"},
-        apply=apply_set_device_oversubscribe,
-        risk=RISK_BEHAVIOUR,
-        default=False,
-        broke="torch.cuda.set_device(local_rank) with more processes than GPUs fails with "
-        "'CUDA error: invalid device ordinal'",
-        summary="opt-in: torch.cuda.set_device(N) beyond the device count uses N modulo the "
-        "count (processes share GPUs), with a warning",
     ),
     Shim(
         SHIM_NAMES,
@@ -420,5 +355,18 @@ SHIMS = (
         "'_all_gather_base'",
         summary="where torch has no single-tensor all-gather/reduce-scatter at all, provide "
         "them over all_gather/all_reduce (correct, more traffic)",
+    ),
+    Shim(
+        SHIM_MASTER_PORT,
+        targets=["torch.distributed.run"],
+        kind=AFTER_IMPORT,
+        requires={"torch": ">=1.9"},
+        apply=apply_free_master_port,
+        risk=RISK_BEHAVIOUR,
+        broke="torchrun / torch.distributed.launch --master_port P with P taken (a previous job, "
+        "another user) fails: 'The server socket has failed to listen on any local network "
+        "address ... EADDRINUSE'",
+        summary="a single-node launch whose --master_port is in use takes a free port, with a "
+        "warning (never with more than one node)",
     ),
 )

@@ -1,0 +1,31 @@
+"""Shim for ``mmcv._ext``: mmcv 1.x's compiled ops, provided by a torch/torchvision
+stand-in (``compatfix.mmcv_standin.ext``, where the kernels and their notes live) when no
+real compiled ``mmcv._ext`` can be found. A real one always wins: this is a ``provide`` shim.
+"""
+
+from __future__ import annotations
+
+from compatfix.registry import PROVIDE, RISK_BEHAVIOUR, Shim
+
+
+def provide_ext(module) -> None:
+    from compatfix.mmcv_standin import ext
+
+    ext.fill(module)
+
+
+SHIMS = (
+    Shim(
+        "mmcv._ext",
+        targets=["mmcv._ext"],
+        kind=PROVIDE,
+        requires={"mmcv": ">=1.3,<2"},
+        apply=provide_ext,
+        risk=RISK_BEHAVIOUR,
+        broke="mmcv 1.x ops live in the compiled mmcv._ext, which no mmcv build for "
+        "torch 2.x/Python 3.11 has (mmcv-full wheels stop at torch 1.13; mmcv lite has none): "
+        "import mmcv.ops, mmseg.models and mmdet.models fail",
+        summary="provide mmcv._ext: torch/torchvision nms, roi_align, roi_pool, "
+        "(modulated) deform_conv, sigmoid_focal_loss; other ops raise a clear error when called",
+    ),
+)

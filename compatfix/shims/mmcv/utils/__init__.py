@@ -1,0 +1,1 @@
+"""Shims for ``mmcv.utils`` submodules (``config``, ``registry``), one file each."""

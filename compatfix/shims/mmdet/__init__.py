@@ -1,0 +1,1 @@
+"""Shims for mmdet 2.x, one file per ``mmdet`` submodule they fix."""
