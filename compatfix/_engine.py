@@ -153,7 +153,7 @@ class Engine:
         if spec is None or self._replaces_found(fullname, spec):
             shim = self.provide.get(fullname)
             if shim is not None and self._should_run(shim, fullname):
-                return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))
+                return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))  # type: ignore[arg-type]
             if spec is None:
                 return None
         if (fullname in self.after or fullname in self.before) and _can_hook(spec.loader):

@@ -10,13 +10,14 @@ import argparse
 import json
 import os
 import sys
+from typing import Iterable
 
 from compatfix import _decision
 from compatfix._config import DEVICES, Settings
 from compatfix.registry import BEFORE_CONSUMER, Shim, all_shims
 
 
-def shim_status(shim: Shim, settings: Settings, shims: list[Shim] = ()) -> tuple[bool, str]:
+def shim_status(shim: Shim, settings: Settings, shims: Iterable[Shim] = ()) -> tuple[bool, str]:
     """Whether ``shim`` would apply in this environment, and why (not): the engine's own
     decision (``compatfix._decision.decide``)."""
     by_name = {other.name: other for other in shims}

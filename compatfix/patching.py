@@ -114,7 +114,7 @@ def _serve_with_tracking(module: ModuleType, names: dict[str, Any], shim: str, r
 
     for name in names:
         _saved.setdefault((module.__name__, name), _MISSING)
-    module.__getattr__ = __getattr__
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
 
 
 def shim_of(value: Any) -> str | None:
@@ -166,6 +166,7 @@ def wrap(owner: Any, name: str, make_wrapper: Callable[[Any], Any], shim: str) -
     ``shim`` anywhere down its ``__wrapped__`` chain.
     """
     descriptor = None
+    current: Any = _MISSING
     if isinstance(owner, type):
         for klass in owner.__mro__:
             if name in vars(klass):
@@ -212,16 +213,18 @@ def rewrite_arguments(
         wrap(owner, name, _argument_rewriter, _REWRITE_SHIM)
         current = getattr(owner, name)
         rewriters = _rewriters_of(current)
+        if rewriters is None:  # owner.name could not be wrapped (a read-only attribute)
+            return False
     if any(existing_shim == shim for _, _, existing_shim, _ in rewriters):
         return False
     rewriters.append((order, len(rewriters), shim, rewrite))
     rewriters.sort(key=lambda entry: entry[:2])
-    _saved.setdefault((_owner_name(owner), name), current.__wrapped__)
+    _saved.setdefault((_owner_name(owner), name), getattr(current, "__wrapped__", current))
     _note_change("%s rewrites the arguments of %s.%s" % (shim, _owner_name(owner), name))
     return True
 
 
-def _rewriters_of(function: Any) -> list | None:
+def _rewriters_of(function: Any) -> list[Any] | None:
     while function is not None:
         rewriters = getattr(function, "__dict__", {}).get(_REWRITERS)
         if rewriters is not None:

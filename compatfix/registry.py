@@ -13,7 +13,7 @@ import importlib
 import os
 import re
 import sys
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 # How a shim meets its target module.
 AFTER_IMPORT = "after_import"  # patch the module right after it is imported
@@ -259,7 +259,7 @@ def plugin_shims() -> tuple[list[Shim], list[str]]:
     problems: list[str] = []
     for name, value in declared_entry_points(ENTRY_POINT_GROUP):
         try:
-            declared = _load(value)
+            declared: Any = _load(value)
             if callable(declared):
                 declared = declared()
             records = list(declared)

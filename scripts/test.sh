@@ -51,6 +51,10 @@ PY
 
 declare -A RC
 status=0
+echo
+echo "[test] ===== lint and type check ====="
+lint="ok"
+bash "$ROOT/scripts/lint.sh" || { lint="FAILED"; status=1; }
 for stack in "${STACKS[@]}"; do
     echo
     echo "[test] ===== stack: $stack ====="
@@ -63,6 +67,7 @@ done
 
 echo
 echo "[test] ===== summary ====="
+echo "[test] lint: $lint"
 tp=0 tf=0 ts=0 known=1
 for stack in "${STACKS[@]}"; do
     rc=${RC[$stack]}
