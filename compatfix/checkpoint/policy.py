@@ -284,7 +284,7 @@ def _torch_reason(torch_error: Exception) -> str:
     # torch's first line after its preamble, e.g. "Unsupported global: GLOBAL posix.system".
     for line in str(torch_error).splitlines():
         line = line.strip()
-        if line.startswith(("Unsupported", "Can only", "Unsupported operand")):
+        if line.startswith(("Unsupported", "Can only")):
             return "torch's weights-only loader: " + line
     return "torch's weights-only loader refused it"
 

@@ -85,7 +85,7 @@ sys.addaudithook(swap)
     assert not os.path.exists(marker)
 
 
-@pytest.mark.parametrize("attack", ["group_writable_file", "world_writable_folder", "other_owner"])
+@pytest.mark.parametrize("attack", ["group_writable_file", "world_writable_folder", "other_owner", "link"])
 def test_a_store_someone_else_could_write_is_ignored(tmp_path, attack):
     # Finding 3: another user pre-creates the store (or can write it) and lists a
     # hostile file's hash.
@@ -98,6 +98,10 @@ def test_a_store_someone_else_could_write_is_ignored(tmp_path, attack):
         store.chmod(0o620)
     elif attack == "world_writable_folder":
         store.parent.chmod(0o777)
+    elif attack == "link":  # the store's name points at a file elsewhere (one the attacker can change)
+        elsewhere = tmp_path / "elsewhere.tsv"
+        store.rename(elsewhere)
+        store.symlink_to(elsewhere)
     else:
         if not hasattr(os, "chown") or os.getuid() != 0:
             pytest.skip("giving the store to another user needs root")
