@@ -26,11 +26,24 @@ TRIGGER_PACKAGES = frozenset({"apex", "mmcv", "mmdet", "mmseg", "numpy", "PIL", 
 activated_by = None  # type: str | None
 
 
+_OFF_VALUES = ("0", "false", "no", "off")
+_ON_VALUES = ("", "1", "true", "yes", "on")
+
+
 def _switched_off() -> bool:
     # -I promises an interpreter unaffected by the user's environment; honour it.
     if sys.flags.isolated:
         return True
-    return os.environ.get("COMPATFIX", "1").strip().lower() in ("0", "false", "no", "off")
+    value = os.environ.get("COMPATFIX", "1").strip().lower()
+    if value in _OFF_VALUES:
+        return True
+    if value not in _ON_VALUES:
+        # A typo must not pass for a decision: say what was understood.
+        sys.stderr.write(
+            "compatfix: COMPATFIX=%r is not a known value (on: 1, true, yes, on; off: 0, false, no, "
+            "off); compatfix stays on.\n" % os.environ["COMPATFIX"]
+        )
+    return False
 
 
 class CompatfixFinder:

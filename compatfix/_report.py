@@ -103,11 +103,15 @@ def _locked(lock_path: str, timeout: float = 30.0):
             deadline = time.monotonic() + timeout
             while True:
                 try:
-                    self.fd = os.open(lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    self.fd = os.open(lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
                     return self
                 except FileExistsError:
                     if time.monotonic() > deadline:  # a crashed writer left it behind
-                        os.unlink(lock_path)
+                        try:
+                            os.unlink(lock_path)
+                        except FileNotFoundError:  # another waiter removed it first
+                            pass
+                        deadline = time.monotonic() + timeout
                         continue
                     time.sleep(0.01)
 
@@ -118,23 +122,51 @@ def _locked(lock_path: str, timeout: float = 30.0):
     return _Lock()
 
 
+MAX_REPORT_BYTES = 64 << 20  # a report of thousands of processes is a few MB
+
+
+def _read_report(path: str) -> Any:
+    """The report at ``path`` if it is a regular file of at most MAX_REPORT_BYTES, else
+    None (then it is replaced). Never opens a pipe or a device for reading: O_NONBLOCK
+    keeps the open of a FIFO from waiting for a writer, fstat then refuses it."""
+    import json
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
+            return None
+        data = handle.read(MAX_REPORT_BYTES + 1)
+    if len(data) > MAX_REPORT_BYTES:
+        return None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except ValueError:
+        return None
+
+
 def write(path: str, record: dict[str, Any], run_id: str) -> None:
     """Add this process's record to the run's report at ``path``.
 
-    A report left by an earlier run (another run id) is replaced.
+    A report left by an earlier run (another run id), or one that is not a regular
+    file of a sane size, is replaced.
     """
     import json
 
     from compatfix import __version__
 
+    problem = check_writable(path)
+    if problem:
+        raise OSError(problem)
     with _locked(path + ".lock"):
-        report = None
-        try:
-            with open(path, encoding="utf-8") as handle:
-                report = json.load(handle)
-        except (OSError, ValueError):
-            pass
-        if not isinstance(report, dict) or report.get("run_id") != run_id:
+        report = _read_report(path)
+        if not isinstance(report, dict) or report.get("run_id") != run_id or not isinstance(
+            report.get("processes"), list
+        ):
             report = {"compatfix_version": __version__, "run_id": run_id, "processes": []}
         report["processes"].append(record)
         temporary = "%s.%d.tmp" % (path, os.getpid())
@@ -144,10 +176,21 @@ def write(path: str, record: dict[str, Any], run_id: str) -> None:
 
 
 def check_writable(path: str) -> str | None:
-    """A problem line if a report cannot be written at ``path``, else None."""
+    """A problem line if a report cannot be written at ``path``, else None: it must be a
+    regular file, or a name a regular file can be created at."""
+    import stat
+
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
         return "report path %r is a folder; no report will be written" % path
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        return "report path %r cannot be used (%s); no report will be written" % (path, exc)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return "report path %r is not a regular file (a pipe, a device ...); no report will be written" % path
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         return "report path %r is not writable; no report will be written" % path
     return None

@@ -189,7 +189,8 @@ def test_a_pickle_that_runs_code_is_never_executed_by_default(files):
         assert not os.path.exists(checkpoint + ".ran")
         error = result["error"]
         assert result["error_type"] == "UnpicklingError"
-        assert error.startswith(TORCH_REFUSAL) and COMPATFIX_REFUSAL in error
+        # compatfix's reason and the opt-ins come first, torch's own text after them.
+        assert error.startswith(COMPATFIX_REFUSAL) and TORCH_REFUSAL in error
         assert "its data-only loader" in error and "which refused it" in error
         assert "which does not hold these bytes" in error
         assert "COMPATFIX_TORCH_LOAD_TRUST=%s" % checkpoint in error and "COMPATFIX_TORCH_LOAD=trust-all" in error
@@ -210,7 +211,7 @@ def test_the_data_only_loader_rebuilds_configs_only_from_their_state(tmp_path):
     result = run_python(
         code="""
         import io, pickle, struct, sys
-        from compatfix.shims.torch_load import DataOnlyUnpickler
+        from compatfix.checkpoint.unpickler import DataOnlyUnpickler
 
         def text(value):
             data = value.encode()
@@ -353,7 +354,7 @@ def test_each_widened_load_is_in_the_report(files, tmp_path):
 
 
 def test_trust_store_keeps_the_newest_entries(tmp_path, monkeypatch):
-    from compatfix import _trust
+    from compatfix.checkpoint import trust_store as _trust
 
     store = str(tmp_path / "cache" / "compatfix" / "trusted-checkpoints.tsv")
     monkeypatch.setattr(_trust, "MAX_ENTRIES", 3)
@@ -367,7 +368,7 @@ def test_trust_store_keeps_the_newest_entries(tmp_path, monkeypatch):
 
 
 def test_trust_store_location_follows_the_environment(tmp_path, monkeypatch):
-    from compatfix import _trust
+    from compatfix.checkpoint import trust_store as _trust
 
     monkeypatch.delenv("COMPATFIX_TRUST_STORE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

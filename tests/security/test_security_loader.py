@@ -1,0 +1,114 @@
+"""The data-only loader against crafted checkpoints, zip and legacy (issue 13, finding 1
+and the code-execution battery). Every payload here was written for this suite."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from support import clean_env, run_python
+
+import payloads
+
+PROBE = os.path.join(os.path.dirname(__file__), "load_and_probe.py")
+UNTOUCHED = {
+    "path": "/mine/checkpoint.pth", "namespace_poisoned": False, "counter_most_common": True,
+    "function_poisoned": False,
+}
+
+
+def load_and_probe(tmp_path, *paths: str, **extra: str) -> tuple[list[dict], dict, str]:
+    env = clean_env(COMPATFIX_TRUST_STORE=str(tmp_path / "store.tsv"), **extra)
+    result = run_python(PROBE, *paths, env=env, timeout=240)
+    lines = result.stdout.splitlines()
+    results = [json.loads(line[len("RESULT "):]) for line in lines if line.startswith("RESULT ")]
+    probes = [json.loads(line[len("PROBES "):]) for line in lines if line.startswith("PROBES ")]
+    assert len(results) == len(paths) and probes, result.stdout[-3000:] + result.stderr[-3000:]
+    return results, probes[0], result.stderr
+
+
+@pytest.fixture(scope="module")
+def poisoned_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("poison")
+    files = {}
+    for name, pickled in payloads.poisoners("/victim/overwritten.pth").items():
+        for kind, path in payloads.write(folder, name, pickled).items():
+            files[name, kind] = path
+    return folder, files
+
+
+def test_no_state_reaches_a_class_a_function_or_an_object_twice(poisoned_files):
+    folder, files = poisoned_files
+    results, probes, _ = load_and_probe(folder, *files.values())
+    assert probes == UNTOUCHED  # the process's pathlib, Namespace, Counter, torch functions
+    for (name, kind), result in zip(files, results):
+        assert not result["ok"], (name, kind, result)
+        error = result["error"]
+        assert error.startswith("UnpicklingError: compatfix: torch.load("), error
+        assert "BUILD" in error or "a BUILD state" in error, (name, kind, error)
+
+
+@pytest.mark.parametrize("kind", sorted(payloads.FORMATS))
+def test_each_poisoner_is_refused_for_its_own_reason(poisoned_files, kind):
+    folder, files = poisoned_files
+    names = ("pathlib_class", "torch_function", "cfgnode_second_build", "namespace_method_name",
+             "namespace_dunder", "namespace_holds_function", "namespace_holds_class")
+    results, _, _ = load_and_probe(folder, *(files[name, kind] for name in names))
+    errors = dict(zip(names, (result.get("error", "") for result in results)))
+    assert "BUILD on PurePath refused: a pickle may not change a class" in errors["pathlib_class"]
+    assert "BUILD on _rebuild_tensor_v2 refused" in errors["torch_function"]
+    assert "only an object this load just created may get a state, once" in errors["cfgnode_second_build"]
+    assert "may not set '_get_kwargs', which the class Namespace defines" in errors["namespace_method_name"]
+    assert "may not set the dunder name '__wrapped__'" in errors["namespace_dunder"]
+    assert "a BUILD state may hold data only, not _rebuild_tensor_v2" in errors["namespace_holds_function"]
+    assert "a BUILD state may hold data only, not Namespace" in errors["namespace_holds_class"]
+
+
+def test_the_refusal_leads_with_the_global_and_the_opt_ins(tmp_path):
+    # A file that names a global nothing allows: compatfix's first line says which, and
+    # how to opt in; torch's own text (which names the first global it met) comes after.
+    pickled = payloads.stream(payloads.dict_of(
+        mean=payloads.call(payloads.global_("numpy.core.multiarray", "scalar"),
+                           payloads.call(payloads.global_("numpy", "dtype"), payloads.text("f8"))
+                           + payloads.text("\0" * 8)),
+        meter=payloads.call(payloads.global_("train", "AverageMeter")),
+    ))
+    paths = payloads.write(tmp_path, "foreign", pickled)
+    results, _, _ = load_and_probe(tmp_path, *paths.values())
+    for result in results:
+        first, second = result["error"].split("\n")[:2]
+        assert first.startswith("UnpicklingError: compatfix: torch.load(") and "train.AverageMeter" in first, first
+        assert "COMPATFIX_TORCH_LOAD_TRUST=" in second and "COMPATFIX_TORCH_LOAD=trust-all" in second
+        assert result["error"].index("train.AverageMeter") < result["error"].index("Weights only load failed")
+
+
+@pytest.fixture(scope="module")
+def code_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("code")
+    marker = str(folder / "ran")
+    files = {}
+    for name, pickled in payloads.runs_code(marker).items():
+        for kind, path in payloads.write(folder, name, pickled).items():
+            files[name, kind] = path
+    return folder, marker, files
+
+
+def test_no_code_running_pickle_runs_by_default(code_files):
+    folder, marker, files = code_files
+    results, probes, stderr = load_and_probe(folder, *files.values())
+    assert not os.path.exists(marker)
+    assert probes == UNTOUCHED
+    for (name, kind), result in zip(files, results):
+        assert not result["ok"], (name, kind, result)
+        assert "compatfix: torch.load(" in result["error"] and "which does not hold these bytes" in result["error"]
+    assert "runs with full pickle" not in stderr
+
+
+def test_the_battery_can_fail_the_payloads_run_under_full_pickle(code_files):
+    folder, marker, files = code_files
+    for kind in payloads.FORMATS:
+        load_and_probe(folder, files["exec", kind], COMPATFIX_TORCH_LOAD="trust-all")
+        assert os.path.exists(marker), kind
+        os.unlink(marker)
