@@ -37,7 +37,7 @@ NUM_CLASSES = 5
 REQUIRED_SHIM_MODULES = (
     "compatfix.shims.apex",  # from apex import amp; amp.initialize/scale_loss/state_dict
     "compatfix.shims.argparse",  # --local_rank required=True vs the launcher's --local-rank
-    "compatfix.shims.torch_load",  # the yacs CfgNode in the checkpoint (weights_only default)
+    "compatfix.shims.torch.serialization",  # the yacs CfgNode in the checkpoint (weights_only default)
     "compatfix.shims.PIL",  # Image.ANTIALIAS
     "compatfix.shims.timm",  # timm 0.3.2 on torch 2 (with compatfix.shims.torch._six)
 )

@@ -319,9 +319,9 @@ def test_torch_force_weights_only_load_is_respected(files):
 def test_disabling_the_shims_restores_torch_behaviour(files):
     results, _ = load(files.store, files.legacy["namespace"], COMPATFIX_DISABLE="torch.load.*")
     assert results[0]["error"].startswith(TORCH_REFUSAL) and "compatfix" not in results[0]["error"]
-    results, _ = load(files.store, files.legacy["namespace"], files.own, COMPATFIX_DISABLE="torch.load.trusted_files")
+    results, _ = load(files.store, files.legacy["namespace"], files.own, COMPATFIX_DISABLE="torch.serialization.load_trusted_files")
     assert results[0]["ok"]
-    assert "not its trust rules: shim torch.load.trusted_files is disabled" in results[1]["error"]
+    assert "not its trust rules: shim torch.serialization.load_trusted_files is disabled" in results[1]["error"]
 
 
 # --- CPU mode and the report -------------------------------------------------------------
@@ -344,10 +344,10 @@ def test_each_widened_load_is_in_the_report(files, tmp_path):
         for process in json.loads(report.read_text())["processes"]
         for item in process["redirected"]
     }
-    assert calls["torch.load.data_only_classes"] == "torch.load(%s): data-only classes yacs.config.CfgNode" % (
+    assert calls["torch.serialization.load_data_only_classes"] == "torch.load(%s): data-only classes yacs.config.CfgNode" % (
         files.legacy["yacs"]
     )
-    assert calls["torch.load.trusted_files"].startswith("torch.load(%s): full pickle, this machine's" % files.own)
+    assert calls["torch.serialization.load_trusted_files"].startswith("torch.load(%s): full pickle, this machine's" % files.own)
 
 
 # --- the trust store itself ----------------------------------------------------------------

@@ -5,5 +5,5 @@
 - ``policy``: the ``torch.load``/``torch.save`` wrappers that try torch, then the data-only
   loader, then trust, and say why a file was refused.
 
-The shim records that switch these on are in ``compatfix.shims.torch_load``.
+The shim records that switch these on are in ``compatfix.shims.torch.serialization``.
 """

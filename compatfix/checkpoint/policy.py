@@ -4,12 +4,12 @@ the choice) and neither ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` nor
 ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` is set:
 
 1. torch's own weights-only load runs first, unchanged.
-2. If torch refuses the file, the **data-only loader** (shim ``torch.load.data_only_classes``,
+2. If torch refuses the file, the **data-only loader** (shim ``torch.serialization.load_data_only_classes``,
    ``compatfix.checkpoint.unpickler``) loads it again. A zip checkpoint whose pickle
    names a global the loader does not resolve is not even unpickled: its global names
    are read first.
 3. If that refuses too, the file loads with full pickle (``weights_only=False``) only
-   when it is trusted (shim ``torch.load.trusted_files``, risk "security"): its sha256 is
+   when it is trusted (shim ``torch.serialization.load_trusted_files``, risk "security"): its sha256 is
    in the trust store (``compatfix.checkpoint.trust_store``), or the user opted in with
    ``COMPATFIX_TORCH_LOAD=trust-all`` or ``COMPATFIX_TORCH_LOAD_TRUST=<files or folders>``.
    For the store, the file is read once: those bytes are hashed and those bytes are
@@ -35,8 +35,8 @@ from compatfix.checkpoint import trust_store
 from compatfix.checkpoint.unpickler import DATA_ONLY_PICKLE, _collecting, data_only_global
 from compatfix.patching import record_redirect
 
-SHIM_DATA_ONLY = "torch.load.data_only_classes"
-SHIM_TRUSTED = "torch.load.trusted_files"
+SHIM_DATA_ONLY = "torch.serialization.load_data_only_classes"
+SHIM_TRUSTED = "torch.serialization.load_trusted_files"
 ENV_POLICY = "COMPATFIX_TORCH_LOAD"  # "trust-all": every refused file loads with full pickle
 ENV_TRUST_PATHS = "COMPATFIX_TORCH_LOAD_TRUST"  # files or folders, os.pathsep-separated
 TRUST_ALL = "trust-all"

@@ -18,26 +18,32 @@ from compatfix.patching import replace_attribute
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, RISK_SECURITY, Shim
 
 
-def _install(torch: types.ModuleType, shim: str) -> None:
-    """Put the wrappers on torch and torch.serialization (once for both shims)."""
+def _install(torch: types.ModuleType, shim: str) -> str | None:
+    """Put the wrappers on torch and torch.serialization (once for both shims); the reason
+    there was nothing to do when the other shim's apply already put them there."""
     import torch.serialization as serialization
 
+    installed = False
     for name, make in (("load", make_load), ("save", make_save)):
         current = getattr(serialization, name)
         if getattr(current, MARK, False):
             continue
+        installed = True
         wrapper = make(current)
         replace_attribute(serialization, name, wrapper, shim)
         if getattr(torch, name, None) is current:
             replace_attribute(torch, name, wrapper, shim)
+    if installed:
+        return None
+    return "torch.load/torch.save already carry the checkpoint policy's wrappers, which serve this shim too"
 
 
-def allow_data_only_classes(torch: types.ModuleType) -> None:
-    _install(torch, SHIM_DATA_ONLY)
+def allow_data_only_classes(torch: types.ModuleType) -> str | None:
+    return _install(torch, SHIM_DATA_ONLY)
 
 
-def trust_own_and_opted_in_files(torch: types.ModuleType) -> None:
-    _install(torch, SHIM_TRUSTED)
+def trust_own_and_opted_in_files(torch: types.ModuleType) -> str | None:
+    return _install(torch, SHIM_TRUSTED)
 
 
 _BROKE = (
