@@ -31,6 +31,7 @@ RISKS = (RISK_ALIAS, RISK_BEHAVIOUR, RISK_SECURITY)
 BUILTIN_SHIM_MODULES = (
     "compatfix.shims.numpy",
     "compatfix.shims.apex",
+    "compatfix.shims.torch",
     "compatfix.shims.torch._six",
     "compatfix.shims.torch_load",
     "compatfix.shims.torch_distributed",
