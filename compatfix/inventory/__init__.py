@@ -95,12 +95,14 @@ REMOVALS: tuple[Removal, ...] = (
     Removal("torch", "torch.matrix_rank", "1.13 (deprecated 1.9)", "2022-10",
             "matrix_rank(A, tol=None, symmetric=False)",
             "torch/_linalg_utils.py matrix_rank stub", shim="torch.linalg_removals"),
-    Removal("torch", "torch.rfft, torch.irfft, torch.fft(x, signal_ndim), torch.ifft", "1.8", "2021-03",
+    Removal("torch", "torch.rfft, torch.irfft, torch.ifft", "1.8", "2021-03",
             "FFT-based losses and spectral layers: rfft(x, signal_ndim, normalized, onesided) in the "
             "real-view (..., 2) layout; irfft(..., signal_sizes)",
-            "torch 1.8.0 release notes (torch.fft became a module)",
-            reason="not yet shimmed: torch.rfft/irfft can be restored on torch.fft.rfftn/irfftn with "
-            "view_as_real; torch.fft(x, n) cannot, since the name is now the torch.fft module"),
+            "torch 1.8.0 release notes (torch.fft became a module)", shim="torch.fft_functions"),
+    Removal("torch", "torch.fft(x, signal_ndim, normalized)", "1.8", "2021-03",
+            "complex FFT in the real-view layout", "torch 1.8.0 release notes",
+            reason="the name is now the torch.fft module; making a module callable would change it "
+            "for every user: use torch.view_as_real(torch.fft.fftn(torch.view_as_complex(x), dim=...))"),
     Removal("torch", "torch._six", "2.0", "2023-03", "string_classes, int_classes, container_abcs, inf",
             "torch 2.0.0 release notes", shim="torch._six"),
     Removal("torch", "integer tensor / with floor semantics", "1.5 (error), 1.6+ true division", "2020-04",

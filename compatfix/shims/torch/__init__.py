@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Callable
 
-from compatfix.patching import replace_attribute
+from compatfix.patching import replace_attribute, restore_names
 from compatfix.registry import RISK_BEHAVIOUR, Shim
 
 # torch's own named tuples of these results are gone with the functions.
@@ -117,7 +117,62 @@ def restore_linalg_functions(torch) -> None:
             replace_attribute(torch, name, replacement, "torch.linalg_removals")
 
 
+def _fft_functions(torch) -> dict[str, Callable[..., Any]]:
+    fft = torch.fft
+
+    def dims(signal_ndim: int) -> tuple[int, ...]:
+        if signal_ndim not in (1, 2, 3):
+            raise RuntimeError("signal_ndim must be 1, 2 or 3, got %d" % signal_ndim)
+        return tuple(range(-signal_ndim, 0))
+
+    def norm(normalized: bool) -> str:
+        # torch < 1.8: normalized=True divides by sqrt(N) both ways; otherwise only the
+        # inverse divides, by N.
+        return "ortho" if normalized else "backward"
+
+    def as_complex(input):
+        if input.shape[-1] != 2:
+            raise RuntimeError("expected a real view of a complex tensor, last dimension 2")
+        return torch.view_as_complex(input.contiguous())
+
+    def rfft(input, signal_ndim, normalized=False, onesided=True):
+        """torch < 1.8: the FFT of a real tensor over its last ``signal_ndim`` dimensions,
+        returned as a real tensor with a trailing (real, imaginary) dimension of size 2;
+        ``onesided`` keeps only the last dimension's n // 2 + 1 non-redundant terms."""
+        transform = fft.rfftn if onesided else fft.fftn
+        return torch.view_as_real(transform(input, dim=dims(signal_ndim), norm=norm(normalized)))
+
+    def irfft(input, signal_ndim, normalized=False, onesided=True, signal_sizes=None):
+        """torch < 1.8: the inverse of ``rfft`` from its real-view layout; ``signal_sizes``
+        gives the original sizes (the last one is otherwise 2 * (n - 1))."""
+        spectrum = as_complex(input)
+        if not onesided:
+            return fft.ifftn(spectrum, s=signal_sizes, dim=dims(signal_ndim), norm=norm(normalized)).real
+        return fft.irfftn(spectrum, s=signal_sizes, dim=dims(signal_ndim), norm=norm(normalized))
+
+    def ifft(input, signal_ndim, normalized=False):
+        """torch < 1.8: the complex-to-complex inverse FFT in the real-view layout."""
+        spectrum = as_complex(input)
+        return torch.view_as_real(fft.ifftn(spectrum, dim=dims(signal_ndim), norm=norm(normalized)))
+
+    return {"rfft": rfft, "irfft": irfft, "ifft": ifft}
+
+
+def restore_fft_functions(torch) -> None:
+    restore_names(torch, _fft_functions(torch), "torch.fft_functions")
+
+
 SHIMS = (
+    Shim(
+        "torch.fft_functions",
+        targets=["torch"],
+        requires={"torch": ">=1.8"},
+        apply=restore_fft_functions,
+        broke="torch 1.8 (2021-03) removed torch.rfft, torch.irfft and torch.ifft (torch.fft became a "
+        "module), used by FFT losses and spectral layers",
+        summary="restore rfft/irfft/ifft on torch.fft with signal_ndim, normalized, onesided, "
+        "signal_sizes and the real-view (..., 2) layout",
+    ),
     Shim(
         "torch.linalg_removals",
         targets=["torch"],

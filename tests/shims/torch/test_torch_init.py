@@ -96,3 +96,42 @@ def test_old_semantics_are_restored():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr
+
+
+def test_fft_functions_are_missing_without_compatfix():
+    result = run_python(
+        code="import torch; print([n for n in ('rfft', 'irfft', 'ifft') if hasattr(torch, n)])",
+        compatfix=False,
+    )
+    assert result.stdout.split() == ["[]"], result.stderr
+
+
+def test_rfft_irfft_ifft_keep_the_torch_1_7_layout_and_normalisation():
+    # Expected values: the DFT definition X[k] = sum_n x[n] exp(-2 pi i k n / N), evaluated
+    # by numpy; normalized=True divides by sqrt(N), the unnormalised inverse by N.
+    result = run_python(
+        code="""
+        import numpy as np, torch
+        x = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4).sin()
+        xn = x.numpy()
+
+        def real_view(c):
+            return torch.from_numpy(np.stack([c.real, c.imag], axis=-1))
+
+        y = torch.rfft(x, 1)
+        assert y.shape == (2, 3, 3, 2) and torch.allclose(y, real_view(np.fft.rfft(xn, axis=-1)))
+        y = torch.rfft(x, 2, normalized=True, onesided=False)
+        assert y.shape == (2, 3, 4, 2)
+        assert torch.allclose(y, real_view(np.fft.fft2(xn) / np.sqrt(12)))
+        back = torch.irfft(torch.rfft(x, 2), 2, signal_sizes=(3, 4))
+        assert back.shape == x.shape and torch.allclose(back, x)
+        odd = torch.arange(5, dtype=torch.float64)
+        assert torch.irfft(torch.rfft(odd, 1), 1).shape == (4,)
+        assert torch.allclose(torch.irfft(torch.rfft(odd, 1), 1, signal_sizes=odd.shape), odd)
+        c = real_view(np.fft.fft(xn, axis=-1))
+        assert torch.allclose(torch.ifft(c, 1), real_view(xn.astype(complex)))
+        assert torch.allclose(torch.ifft(c, 1, normalized=True), real_view(xn * np.sqrt(4)))
+        print("ok")
+        """
+    )
+    assert result.stdout.split() == ["ok"], result.stderr
