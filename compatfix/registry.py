@@ -49,6 +49,8 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.yaml",
     "compatfix.shims.python",
     "compatfix.shims.torchvision",
+    "compatfix.shims.scipy.misc",
+    "compatfix.shims.scipy.integrate",
 )
 
 # Device modes (``--device``) and the modules that declare their shims. They are loaded

@@ -123,12 +123,10 @@ REMOVALS: tuple[Removal, ...] = (
             "1.2 (deprecated 1.0)", "2018-12",
             "image I/O and resizing with uint8 bytescaling in 2017-20 super-resolution and GAN code",
             "SciPy 1.2.0 release notes",
-            reason="not yet shimmed: a stand-in on Pillow is possible; scipy.misc itself is an empty, "
-            "deprecated module in SciPy 1.17; use PIL.Image.resize / imageio.imread"),
+            shim="scipy.misc.imresize"),
     Removal("scipy", "scipy.integrate.simps, trapz, cumtrapz", "1.14 (renamed 1.6)", "2024-06",
             "Simpson/trapezoid integration of curves", "SciPy 1.14.0 release notes",
-            reason="not yet shimmed: aliases of simpson, trapezoid, cumulative_trapezoid "
-            "(the keyword even= of simps has no equivalent)"),
+            shim="scipy.integrate.renamed"),
     # scikit-learn --------------------------------------------------------------------
     Removal("scikit-learn", "sklearn.utils.linear_assignment_.linear_assignment", "0.23 (deprecated 0.21)",
             "2020-05", "Hungarian matching in tracking and clustering accuracy; returned an (n, 2) array",
