@@ -51,6 +51,7 @@ BUILTIN_SHIM_MODULES = (
     "compatfix.shims.torchvision",
     "compatfix.shims.scipy.misc",
     "compatfix.shims.scipy.integrate",
+    "compatfix.shims.pkg_resources",
 )
 
 # Device modes (``--device``) and the modules that declare their shims. They are loaded

@@ -147,8 +147,7 @@ REMOVALS: tuple[Removal, ...] = (
             "resource_filename, working_set, DistributionNotFound, VersionConflict)",
             "82", "2025-12", "version checks and entry points at import time",
             "setuptools 81 deprecation warning ('slated for removal as early as 2025-11-30')",
-            reason="not yet shimmed: a stand-in on importlib.metadata and packaging, provided only where "
-            "the real pkg_resources cannot be imported; the modern stack still has setuptools 81"),
+            shim="pkg_resources"),
     # Python --------------------------------------------------------------------------
     Removal("python", "collections.Iterable, Mapping, MutableMapping, Sequence, ... (ABC aliases)", "3.10",
             "2021-10", "isinstance checks", "What's New in Python 3.10",
