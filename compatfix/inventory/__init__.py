@@ -19,8 +19,10 @@ from typing import Iterator
 class Removal:
     """One removed (or now-raising) API.
 
-    ``shim`` names the compatfix shim that restores it; when there is none, ``reason``
-    says why and what to do instead. ``evidence`` says where the removal is recorded.
+    Exactly one of: ``shim`` names the compatfix shim that restores it; ``dependency``
+    names the maintained redistribution compatfix depends on (pyproject.toml, with an
+    environment marker) that brings it back; ``reason`` says why there is neither and
+    what to do instead. ``evidence`` says where the removal is recorded.
     """
 
     library: str
@@ -31,10 +33,19 @@ class Removal:
     evidence: str
     shim: str | None = None
     reason: str | None = None
+    dependency: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.shim is None) == (self.reason is None):
-            raise ValueError("%s %s: give exactly one of shim or reason" % (self.library, self.names))
+        if [self.shim, self.dependency, self.reason].count(None) != 2:
+            raise ValueError("%s %s: give exactly one of shim, dependency or reason" % (self.library, self.names))
+
+    @property
+    def status(self) -> str:
+        if self.shim:
+            return "shim `%s`" % self.shim
+        if self.dependency:
+            return "dependency " + self.dependency
+        return "no shim: " + self.reason
 
 
 NUMPY_TABLE = "numpy/_expired_attrs_2_0.py __expired_attributes__ (numpy 2.4.6)"
@@ -161,14 +172,17 @@ REMOVALS: tuple[Removal, ...] = (
             reason="generator-based coroutines no longer run on the event loop; no faithful shim"),
     Removal("python", "distutils", "3.12", "2023-10", "distutils.version.LooseVersion checks",
             "PEP 632; What's New in Python 3.12",
-            reason="setuptools provides distutils when installed; otherwise install standard-distutils"),
+            dependency="`standard-distutils` (Python >= 3.12; setuptools' own copy wins where installed)"),
     Removal("python", "imp", "3.12", "2023-10", "imp.load_source for config files",
-            "What's New in Python 3.12", reason="install zombie-imp (maintained redistribution)"),
-    Removal("python", "imghdr, pipes, cgi, cgitb, crypt, sndhdr, aifc, audioop, chunk, mailcap, msilib, "
-            "nis, nntplib, ossaudiodev, spwd, sunau, telnetlib, uu, xdrlib",
-            "3.13", "2024-10", "imghdr.what in dataset loaders, pipes.quote in scripts", "PEP 594",
-            reason="install the dead-battery redistributions (standard-imghdr, standard-pipes, "
-            "legacy-cgi, ...) on Python >= 3.13"),
+            "What's New in Python 3.12", dependency="`zombie-imp` (Python >= 3.12)"),
+    Removal("python", "imghdr, pipes, cgi", "3.13", "2024-10",
+            "imghdr.what in dataset loaders, pipes.quote in scripts, cgi.parse_header", "PEP 594",
+            dependency="`standard-imghdr`, `standard-pipes`, `legacy-cgi` (Python >= 3.13)"),
+    Removal("python", "cgitb, crypt, sndhdr, aifc, audioop, chunk, mailcap, msilib, nis, nntplib, "
+            "ossaudiodev, spwd, sunau, telnetlib, uu, xdrlib",
+            "3.13", "2024-10", "rare in research code", "PEP 594",
+            reason="not declared, to keep the dependencies small: install the matching "
+            "standard-<name> redistribution (standard-telnetlib, standard-uu, ...)"),
 )
 
 
@@ -195,7 +209,6 @@ def markdown() -> str:
         lines += ["", "## " + library, "", "| Removed | Release | Date | Old use | Status | Evidence |",
                   "|---|---|---|---|---|---|"]
         for r in removals:
-            status = "shim `%s`" % r.shim if r.shim else "no shim: " + r.reason
-            cells = (r.names, r.removed_in, r.date, r.old_use, status, r.evidence)
+            cells = (r.names, r.removed_in, r.date, r.old_use, r.status, r.evidence)
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
