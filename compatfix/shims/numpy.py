@@ -7,6 +7,7 @@ and ``long`` with other meanings, and those are never touched.
 
 from __future__ import annotations
 
+import ast
 import builtins
 
 from compatfix._versions import release_tuple
@@ -125,7 +126,102 @@ def restore_numpy24_removals(np) -> None:
     restore_names(np, {"in1d": in1d, "trapz": np.trapezoid}, "numpy.numpy24_removals")
 
 
+def restore_asscalar(np) -> None:
+    def asscalar(a):
+        """Removed in numpy 1.23: the Python scalar of a one-element array, ``a.item()``."""
+        return a.item()
+
+    restore_names(np, {"asscalar": asscalar}, "numpy.asscalar")
+
+
+class _CastTable:
+    """numpy 1.x's ``np.cast``: ``np.cast[dtype](a)`` is ``np.asarray(a).astype(dtype)``."""
+
+    def __init__(self, np) -> None:
+        self._np = np
+
+    def __getitem__(self, dtype):
+        scalar_type = self._np.dtype(dtype).type
+        return lambda a: self._np.asarray(a).astype(scalar_type)
+
+
+def _sctype_functions(np) -> dict:
+    def obj2sctype(rep, default=None):
+        """Removed in numpy 2.0: the scalar type of ``rep``, or ``default``."""
+        if isinstance(rep, type) and issubclass(rep, np.generic):
+            return rep
+        if isinstance(rep, np.ndarray):
+            return rep.dtype.type
+        try:
+            return np.dtype(rep).type
+        except Exception:
+            return default
+
+    def sctype2char(sctype):
+        """Removed in numpy 2.0: the type character of a scalar type."""
+        scalar_type = obj2sctype(sctype)
+        if scalar_type is None:
+            raise ValueError("unrecognized type")
+        return np.dtype(scalar_type).char
+
+    def issctype(rep):
+        """Removed in numpy 2.0: whether ``rep`` is a (non-object) scalar type."""
+        if not isinstance(rep, (type, np.dtype)):
+            return False
+        scalar_type = obj2sctype(rep)
+        return bool(scalar_type) and scalar_type is not np.object_
+
+    def issubsctype(arg1, arg2):
+        """Removed in numpy 2.0: ``issubclass`` of the two scalar types."""
+        return issubclass(obj2sctype(arg1), obj2sctype(arg2))
+
+    return {"obj2sctype": obj2sctype, "sctype2char": sctype2char, "issctype": issctype, "issubsctype": issubsctype}
+
+
+def restore_numpy2_functions(np) -> None:
+    def msort(a):
+        """Removed in numpy 2.0: a copy sorted along the first axis."""
+        return np.sort(a, axis=0)
+
+    def fastCopyAndTranspose(a):  # noqa: N802 - numpy's own name
+        """Removed in numpy 2.0: a transposed C-contiguous copy."""
+        return np.asarray(a).T.copy()
+
+    names = {
+        "msort": msort,
+        "fastCopyAndTranspose": fastCopyAndTranspose,
+        "cast": _CastTable(np),
+        "safe_eval": ast.literal_eval,
+        # Moved, not removed: the table names their new homes.
+        "byte_bounds": np.lib.array_utils.byte_bounds,
+        "compare_chararrays": np.char.compare_chararrays,
+        "format_parser": np.rec.format_parser,
+        "DataSource": np.lib.npyio.DataSource,
+        "add_newdoc": np.lib.add_newdoc,
+        "add_docstring": np.lib.add_docstring,
+    }
+    names.update(_sctype_functions(np))
+    restore_names(np, names, "numpy.numpy2_functions")
+
+
 SHIMS = (
+    Shim(
+        "numpy.asscalar",
+        targets=["numpy"],
+        requires={"numpy": ">=1.23"},
+        apply=restore_asscalar,
+        broke="numpy 1.23 (2022-06) removed np.asscalar (deprecated in 1.16)",
+        summary="restore np.asscalar(a) as a.item()",
+    ),
+    Shim(
+        "numpy.numpy2_functions",
+        targets=["numpy"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_numpy2_functions,
+        broke="numpy 2.0 (2024-06) removed msort, cast, fastCopyAndTranspose, safe_eval, obj2sctype, "
+        "sctype2char, issctype, issubsctype and moved byte_bounds, DataSource, add_newdoc (NEP 52)",
+        summary="restore them on np.sort(axis=0), astype, ast.literal_eval, np.dtype and their new homes",
+    ),
     Shim(
         "numpy.builtin_aliases",
         targets=["numpy"],

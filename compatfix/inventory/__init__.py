@@ -1,0 +1,214 @@
+"""The inventory of removed APIs: every name 2020-22 research code calls that today's
+libraries and Python removed, with the shim that restores it or the reason there is none.
+
+Sources are each library's own records, read from the installed packages where possible:
+numpy 2.4's ``numpy._expired_attrs_2_0.__expired_attributes__`` and ``__former_attrs__``
+(NEP 52), torch 2.14's removal stubs in ``torch/_linalg_utils.py`` ("deprecated since version
+1.9 and is now removed"), the release notes of torchvision, SciPy, scikit-learn,
+scikit-image and setuptools, and "What's New" for Python 3.9-3.13 (PEP 594). Each entry is
+data; ``python -m compatfix.inventory --markdown`` generates docs/removed-apis.md from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One removed (or now-raising) API.
+
+    Exactly one of: ``shim`` names the compatfix shim that restores it; ``dependency``
+    names the maintained redistribution compatfix depends on (pyproject.toml, with an
+    environment marker) that brings it back; ``reason`` says why there is neither and
+    what to do instead. ``evidence`` says where the removal is recorded.
+    """
+
+    library: str
+    names: str
+    removed_in: str
+    date: str
+    old_use: str
+    evidence: str
+    shim: str | None = None
+    reason: str | None = None
+    dependency: str | None = None
+
+    def __post_init__(self) -> None:
+        if [self.shim, self.dependency, self.reason].count(None) != 2:
+            raise ValueError("%s %s: give exactly one of shim, dependency or reason" % (self.library, self.names))
+
+    @property
+    def status(self) -> str:
+        if self.shim:
+            return "shim `%s`" % self.shim
+        if self.dependency:
+            return "dependency " + self.dependency
+        return "no shim: " + self.reason
+
+
+NUMPY_TABLE = "numpy/_expired_attrs_2_0.py __expired_attributes__ (numpy 2.4.6)"
+
+REMOVALS: tuple[Removal, ...] = (
+    # numpy ---------------------------------------------------------------------------
+    Removal("numpy", "np.float, np.int, np.object, np.str, np.complex, np.unicode (np.bool, np.long on 1.x)",
+            "1.24", "2022-12", "dtype arguments: astype(np.float), dtype=np.int",
+            "numpy/__init__.py __former_attrs__", shim="numpy.builtin_aliases"),
+    Removal("numpy", "np.asscalar", "1.23", "2022-06",
+            "a.item() spelled asscalar(a) in metric and logging code",
+            "numpy 1.23.0 release notes (expired deprecation of 1.16)", shim="numpy.asscalar"),
+    Removal("numpy", "float_, complex_, cfloat, singlecomplex, longfloat, longcomplex, clongfloat, string_, "
+            "unicode_, NaN, Inf, Infinity, infty, PINF, NINF, PZERO, NZERO, alltrue, sometrue, round_, "
+            "mat, issubclass_, asfarray, sctypes, find_common_type",
+            "2.0", "2024-06", "aliases of the recommended names", NUMPY_TABLE + "; NEP 52",
+            shim="numpy.numpy2_aliases"),
+    Removal("numpy", "product, cumproduct, bool8, int0, uint0, object0, str0, bytes0, void0, row_stack",
+            "2.0 (row_stack: after 2.4)", "2024-06", "aliases of prod, cumprod and the scalar types",
+            "numpy 2.0.0 release notes (NEP 52)", shim="numpy.numpy2_aliases"),
+    Removal("numpy", "np.msort", "2.0", "2024-06", "np.sort(a, axis=0) of medians and rank statistics",
+            "numpy 2.0.0 release notes (NEP 52: 'use np.sort(a, axis=0)')", shim="numpy.numpy2_functions"),
+    Removal("numpy", "cast, fastCopyAndTranspose, safe_eval, obj2sctype, sctype2char, issctype, issubsctype, "
+            "byte_bounds, compare_chararrays, format_parser, DataSource, add_newdoc, add_docstring",
+            "2.0", "2024-06", "utility functions with a direct replacement named in the table",
+            NUMPY_TABLE, shim="numpy.numpy2_functions"),
+    Removal("numpy", "maximum_sctype, recfromcsv, recfromtxt, deprecate, deprecate_with_doc",
+            "2.0", "2024-06", "rarely in research code", NUMPY_TABLE,
+            reason="not yet shimmed: use a specific dtype, np.genfromtxt(..., dtype=None).view(np.recarray), "
+            "warnings.warn"),
+    Removal("numpy", "geterrobj, seterrobj, set_numeric_ops, set_string_function, lookfor, who, source, "
+            "add_newdoc_ufunc, tracemalloc_domain, nbytes, get_array_wrap",
+            "2.0", "2024-06", "interactive helpers and internals",
+            NUMPY_TABLE,
+            reason="no faithful rebuild from public API (error objects and numeric-op tables are gone); "
+            "use np.errstate, np.set_printoptions, inspect.getsource as the table says"),
+    Removal("numpy", "in1d, trapz", "2.4", "2025-12", "set membership, integration",
+            "numpy 2.4.0 release notes", shim="numpy.numpy24_removals"),
+    # torch ---------------------------------------------------------------------------
+    Removal("torch", "torch.symeig", "1.13 (deprecated 1.9)", "2022-10",
+            "eigenvalues (ascending) and, with eigenvectors=True, eigenvectors of the upper triangle; "
+            "eigenvectors=False returned an empty tensor as V",
+            "torch/_linalg_utils.py _symeig stub (torch 2.14.1)", shim="torch.linalg_removals"),
+    Removal("torch", "torch.eig", "1.13 (deprecated 1.9)", "2022-10",
+            "eigenvalues as a real (n, 2) tensor of (real, imaginary) and eigenvectors as real columns",
+            "torch/_linalg_utils.py eig stub", shim="torch.linalg_removals"),
+    Removal("torch", "torch.solve", "1.13 (deprecated 1.9)", "2022-10",
+            "solve(B, A) -> (solution, LU): arguments in the reverse order of linalg.solve",
+            "torch/_linalg_utils.py solve stub", shim="torch.linalg_removals"),
+    Removal("torch", "torch.lstsq", "1.13 (deprecated 1.9)", "2022-10",
+            "lstsq(B, A) -> (solution, QR) with the solution padded to max(m, n) rows",
+            "torch/_linalg_utils.py lstsq stub", shim="torch.linalg_removals"),
+    Removal("torch", "torch.qr", "2.x (deprecated 1.9)", "2022-10",
+            "qr(A, some=True) -> (Q, R)", "torch/_linalg_utils.py qr stub", shim="torch.linalg_removals"),
+    Removal("torch", "torch.cholesky", "1.13 (deprecated 1.9)", "2022-10",
+            "cholesky(A, upper=False) -> L (or U with upper=True)",
+            "torch/_linalg_utils.py cholesky stub", shim="torch.linalg_removals"),
+    Removal("torch", "torch.matrix_rank", "1.13 (deprecated 1.9)", "2022-10",
+            "matrix_rank(A, tol=None, symmetric=False)",
+            "torch/_linalg_utils.py matrix_rank stub", shim="torch.linalg_removals"),
+    Removal("torch", "torch.rfft, torch.irfft, torch.ifft", "1.8", "2021-03",
+            "FFT-based losses and spectral layers: rfft(x, signal_ndim, normalized, onesided) in the "
+            "real-view (..., 2) layout; irfft(..., signal_sizes)",
+            "torch 1.8.0 release notes (torch.fft became a module)", shim="torch.fft_functions"),
+    Removal("torch", "torch.fft(x, signal_ndim, normalized)", "1.8", "2021-03",
+            "complex FFT in the real-view layout", "torch 1.8.0 release notes",
+            reason="the name is now the torch.fft module; making a module callable would change it "
+            "for every user: use torch.view_as_real(torch.fft.fftn(torch.view_as_complex(x), dim=...))"),
+    Removal("torch", "torch._six", "2.0", "2023-03", "string_classes, int_classes, container_abcs, inf",
+            "torch 2.0.0 release notes", shim="torch._six"),
+    Removal("torch", "integer tensor / with floor semantics", "1.5 (error), 1.6+ true division", "2020-04",
+            "integer_tensor / n meaning floor division",
+            "torch 1.5.0 release notes",
+            reason="now returns a float tensor instead of raising; restoring floor division silently "
+            "would change results of code written for the new rule, so no shim; use // or torch.div(..., "
+            "rounding_mode='floor')"),
+    # torchvision ---------------------------------------------------------------------
+    Removal("torchvision", "torchvision.transforms.functional_tensor, functional_pil", "0.17", "2024-01",
+            "basicsr's rgb_to_grayscale import", "torchvision 0.17 release notes",
+            shim="torchvision.functional_tensor"),
+    Removal("torchvision", "torchvision.models.utils", "0.11", "2021-10",
+            "load_state_dict_from_url in backbones", "torchvision 0.11 release notes",
+            shim="torchvision.models_utils"),
+    # SciPy ---------------------------------------------------------------------------
+    Removal("scipy", "scipy.misc.imresize, imread, imsave, imrotate, bytescale, toimage, fromimage",
+            "1.2 (deprecated 1.0)", "2018-12",
+            "image I/O and resizing with uint8 bytescaling in 2017-20 super-resolution and GAN code",
+            "SciPy 1.2.0 release notes",
+            shim="scipy.misc.imresize"),
+    Removal("scipy", "scipy.integrate.simps, trapz, cumtrapz", "1.14 (renamed 1.6)", "2024-06",
+            "Simpson/trapezoid integration of curves", "SciPy 1.14.0 release notes",
+            shim="scipy.integrate.renamed"),
+    # scikit-learn --------------------------------------------------------------------
+    Removal("scikit-learn", "sklearn.utils.linear_assignment_.linear_assignment", "0.23 (deprecated 0.21)",
+            "2020-05", "Hungarian matching in tracking and clustering accuracy; returned an (n, 2) array",
+            "scikit-learn 0.21 / 0.23 release notes",
+            reason="not yet shimmed: restorable on scipy.optimize.linear_sum_assignment as "
+            "np.column_stack(...)"),
+    Removal("scikit-learn", "sklearn.externals.joblib, sklearn.externals.six", "0.23 (deprecated 0.21)",
+            "2020-05", "from sklearn.externals import joblib", "scikit-learn 0.23 release notes",
+            reason="not yet shimmed: joblib is a separate package (import joblib)"),
+    # scikit-image --------------------------------------------------------------------
+    Removal("scikit-image", "skimage.measure.compare_ssim, compare_psnr, compare_mse, compare_nrmse",
+            "0.18 (deprecated 0.16)", "2020-10", "image-quality metrics in restoration code",
+            "scikit-image 0.18.0 release notes",
+            reason="not yet shimmed: aliases of skimage.metrics.structural_similarity, "
+            "peak_signal_noise_ratio, mean_squared_error, normalized_root_mse"),
+    # setuptools ----------------------------------------------------------------------
+    Removal("setuptools", "pkg_resources (get_distribution, require, parse_version, iter_entry_points, "
+            "resource_filename, working_set, DistributionNotFound, VersionConflict)",
+            "82", "2025-12", "version checks and entry points at import time",
+            "setuptools 81 deprecation warning ('slated for removal as early as 2025-11-30')",
+            shim="pkg_resources"),
+    # Python --------------------------------------------------------------------------
+    Removal("python", "collections.Iterable, Mapping, MutableMapping, Sequence, ... (ABC aliases)", "3.10",
+            "2021-10", "isinstance checks", "What's New in Python 3.10",
+            shim="python.collections_abc_aliases"),
+    Removal("python", "inspect.getargspec", "3.11", "2022-10", "argument introspection in registries",
+            "What's New in Python 3.11", shim="python.inspect_getargspec"),
+    Removal("python", "fractions.gcd", "3.9", "2020-10", "gcd of integers", "What's New in Python 3.9",
+            reason="not yet shimmed: math.gcd is the replacement"),
+    Removal("python", "asyncio.coroutine", "3.11", "2022-10", "generator-based coroutines",
+            "What's New in Python 3.11",
+            reason="generator-based coroutines no longer run on the event loop; no faithful shim"),
+    Removal("python", "distutils", "3.12", "2023-10", "distutils.version.LooseVersion checks",
+            "PEP 632; What's New in Python 3.12",
+            dependency="`standard-distutils` (Python >= 3.12; setuptools' own copy wins where installed)"),
+    Removal("python", "imp", "3.12", "2023-10", "imp.load_source for config files",
+            "What's New in Python 3.12", dependency="`zombie-imp` (Python >= 3.12)"),
+    Removal("python", "imghdr, pipes, cgi", "3.13", "2024-10",
+            "imghdr.what in dataset loaders, pipes.quote in scripts, cgi.parse_header", "PEP 594",
+            dependency="`standard-imghdr`, `standard-pipes`, `legacy-cgi` (Python >= 3.13)"),
+    Removal("python", "cgitb, crypt, sndhdr, aifc, audioop, chunk, mailcap, msilib, nis, nntplib, "
+            "ossaudiodev, spwd, sunau, telnetlib, uu, xdrlib",
+            "3.13", "2024-10", "rare in research code", "PEP 594",
+            reason="not declared, to keep the dependencies small: install the matching "
+            "standard-<name> redistribution (standard-telnetlib, standard-uu, ...)"),
+)
+
+
+def by_library() -> Iterator[tuple[str, list[Removal]]]:
+    """The entries grouped by library, in inventory order."""
+    groups: dict[str, list[Removal]] = {}
+    for removal in REMOVALS:
+        groups.setdefault(removal.library, []).append(removal)
+    yield from groups.items()
+
+
+def markdown() -> str:
+    """docs/removed-apis.md."""
+    lines = [
+        "# Removed APIs",
+        "",
+        "Generated by `python -m compatfix.inventory --markdown > docs/removed-apis.md` from "
+        "`compatfix/inventory/__init__.py`; do not edit by hand.",
+        "",
+        "Each entry: what was removed, in which release, what 2020-22 code did with it, and the "
+        "compatfix shim that restores it or the reason there is none.",
+    ]
+    for library, removals in by_library():
+        lines += ["", "## " + library, "", "| Removed | Release | Date | Old use | Status | Evidence |",
+                  "|---|---|---|---|---|---|"]
+        for r in removals:
+            cells = (r.names, r.removed_in, r.date, r.old_use, r.status, r.evidence)
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,30 @@
+"""Shim for ``pkg_resources``: provided where setuptools no longer has it (setuptools 82)
+or is not installed at all (a Python 3.12 venv has no setuptools). A real pkg_resources
+that can be found is always used instead."""
+
+from __future__ import annotations
+
+from compatfix.patching import restore_names
+from compatfix.registry import PROVIDE, Shim
+
+
+def provide_pkg_resources(module) -> None:
+    from compatfix import pkg_resources_standin
+
+    names = {name: getattr(pkg_resources_standin, name) for name in pkg_resources_standin.__all__}
+    names["ResolutionError"] = pkg_resources_standin.ResolutionError
+    restore_names(module, names, "pkg_resources")
+
+
+SHIMS = (
+    Shim(
+        "pkg_resources",
+        targets=["pkg_resources"],
+        kind=PROVIDE,
+        apply=provide_pkg_resources,
+        broke="setuptools 82 (2025) removed pkg_resources (torch 2.14 needs setuptools >= 77), and a "
+        "venv without setuptools has none: `import pkg_resources` fails in version checks and plugin loaders",
+        summary="provide get_distribution, require, parse_version, iter_entry_points, resource_filename, "
+        "working_set, DistributionNotFound, VersionConflict on importlib.metadata and packaging",
+    ),
+)

@@ -1,0 +1,27 @@
+"""Shims for ``scipy.misc``: the image functions SciPy 1.2 removed."""
+
+from __future__ import annotations
+
+from compatfix.patching import restore_names
+from compatfix.registry import Shim
+
+NAMES = ("imresize", "imread", "imsave", "bytescale", "toimage", "fromimage")
+
+
+def restore_image_functions(module) -> None:
+    from compatfix.scipy_standin import misc
+
+    restore_names(module, {name: getattr(misc, name) for name in NAMES}, "scipy.misc.imresize")
+
+
+SHIMS = (
+    Shim(
+        "scipy.misc.imresize",
+        targets=["scipy.misc"],
+        requires={"scipy": ">=1.2", "pillow": ">=6"},
+        apply=restore_image_functions,
+        broke="SciPy 1.2 (2018-12) removed scipy.misc.imresize, imread, imsave, bytescale, toimage and "
+        "fromimage (deprecated in 1.0), still called by 2017-20 super-resolution and GAN code",
+        summary="restore them on Pillow with SciPy 1.1's uint8 byte-scaling and array results",
+    ),
+)
