@@ -34,6 +34,17 @@ CASES = {
     "collections.abc_aliases": (
         "import numpy, collections, collections.abc\nprint(collections.Mapping is collections.abc.Mapping)",
         "has no attribute 'Mapping'", {}),
+    "torch.fft_functions": (
+        "import torch\nx = torch.arange(4.0)\n"
+        "print(torch.allclose(torch.rfft(x, 1)[..., 0], torch.fft.rfft(x).real))",
+        "has no attribute 'rfft'", {}),
+    "scipy.integrate.renamed": (
+        "from scipy import integrate\nprint(integrate.trapz([1.0, 2.0, 3.0]) == integrate.trapezoid([1.0, 2.0, 3.0]))",
+        "has no attribute 'trapz'", {}),
+    # The yaml shim's behaviour: without it, PyYAML >= 6 wants a Loader.
+    "yaml.default_loader": (
+        "import yaml\nprint(yaml.load('a: [1, 2]') == {'a': [1, 2]})",
+        "missing 1 required positional argument: 'Loader'", {}),
     "torchvision.models_utils": (
         "from torchvision.models.utils import load_state_dict_from_url\n"
         "import torch.hub\nprint(load_state_dict_from_url is torch.hub.load_state_dict_from_url)",

@@ -162,9 +162,9 @@ REMOVALS: tuple[Removal, ...] = (
     # Python --------------------------------------------------------------------------
     Removal("python", "collections.Iterable, Mapping, MutableMapping, Sequence, ... (ABC aliases)", "3.10",
             "2021-10", "isinstance checks", "What's New in Python 3.10",
-            shim="python.collections_abc_aliases"),
+            shim="collections.abc_aliases"),
     Removal("python", "inspect.getargspec", "3.11", "2022-10", "argument introspection in registries",
-            "What's New in Python 3.11", shim="python.inspect_getargspec"),
+            "What's New in Python 3.11", shim="inspect.getargspec"),
     Removal("python", "fractions.gcd", "3.9", "2020-10", "gcd of integers", "What's New in Python 3.9",
             reason="not yet shimmed: math.gcd is the replacement"),
     Removal("python", "asyncio.coroutine", "3.11", "2022-10", "generator-based coroutines",
