@@ -297,9 +297,9 @@ def test_2021_training_script_runs_on_two_cpu_ranks(tmp_path):
 
 def test_2021_training_script_with_its_cuda_calls_runs_on_two_cpu_ranks(tmp_path):
     found = run_python(
-        code="import importlib.util; print(importlib.util.find_spec('compatfix.cpu.torch_device') is not None)",
+        code="import importlib.util; print(importlib.util.find_spec('compatfix.cpu.torch.cuda') is not None)",
         compatfix=False,
     )
     if found.stdout.strip() != "True":
-        pytest.skip("needs compatfix.cpu.torch_device (Tensor.cuda, torch.cuda.set_device on the CPU)")
+        pytest.skip("needs compatfix.cpu.torch.cuda (Tensor.cuda, torch.cuda.set_device on the CPU)")
     check_training(tmp_path, training_script(tmp_path, keep_cuda_calls=True))
