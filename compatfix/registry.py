@@ -53,7 +53,8 @@ BUILTIN_SHIM_MODULES = (
 # Device modes (``--device``) and the modules that declare their shims. They are loaded
 # only when the mode is on, so that a run without it never pays for them.
 DEVICE_SHIM_MODULES: dict[str, tuple[str, ...]] = {
-    "cpu": ("compatfix.cpu.torch", "compatfix.cpu.torch.cuda", "compatfix.cpu.torch_distributed", "compatfix.cpu.mmcv"),
+    "cpu": ("compatfix.cpu.torch", "compatfix.cpu.torch.cuda", "compatfix.cpu.torch.distributed",
+            "compatfix.cpu.torch.nn", "compatfix.cpu.mmcv.parallel", "compatfix.cpu.mmcv.ops"),
 }
 
 ENTRY_POINT_GROUP = "compatfix.shims"
