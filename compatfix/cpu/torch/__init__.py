@@ -382,6 +382,54 @@ def _rebind(function):
 
 
 
+# --- half precision: float32 at every cast point ---------------------------------------------
+
+SHIM_HALF = "cpu.torch.half_as_float32"
+_count_half = counter(SHIM_HALF)
+
+
+def _patch_half(torch) -> None:
+    """``Tensor.half()``, ``Module.half()`` and ``.to(torch.float16)`` keep float32 (opt-in,
+    ``--enable cpu.torch.half_as_float32``; docs/cpu-mode.md), so explicit half casts (mmcv's
+    ``auto_fp16``, apex O2/O3's ``model.half()``) never meet float32 weights or inputs."""
+    Tensor, Module, half = torch.Tensor, torch.nn.Module, torch.float16
+    float32 = torch.float32
+
+    def tensor_half(original):
+        def half_as_float(self, memory_format=torch.preserve_format):
+            _count_half("Tensor.half")
+            return self.float(memory_format=memory_format)
+
+        return half_as_float
+
+    def module_half(original):
+        def half_as_float(self):
+            _count_half("Module.half")
+            return self.float()
+
+        return half_as_float
+
+    def to(original):
+        def to_float_for_half(self, *args, **kwargs):
+            if kwargs.get("dtype") is half:
+                _count_half("to(dtype=float16)")
+                kwargs["dtype"] = float32
+            elif half in args:
+                _count_half("to(float16)")
+                args = tuple(float32 if arg is half else arg for arg in args)
+            return original(self, *args, **kwargs)
+
+        return to_float_for_half
+
+    patching.wrap(Tensor, "half", tensor_half, SHIM_HALF)
+    patching.wrap(Module, "half", module_half, SHIM_HALF)
+    patching.wrap(Tensor, "to", to, SHIM_HALF)
+    patching.wrap(Module, "to", to, SHIM_HALF)
+    cuda = torch.cuda
+    if getattr(cuda, "HalfTensor", None) is not torch.FloatTensor:
+        patching.replace_attribute(cuda, "HalfTensor", torch.FloatTensor, SHIM_HALF)
+
+
 def _with_is_cuda(patch):
     """The shim's apply: ``patch(torch, is_cuda)``."""
 
@@ -391,8 +439,9 @@ def _with_is_cuda(patch):
     return apply
 
 
-def _record(name: str, apply, broke: str, summary: str) -> Shim:
+def _record(name: str, apply, broke: str, summary: str, default: bool = True) -> Shim:
     return Shim(name, targets=["torch"], kind=AFTER_IMPORT, apply=apply, risk=RISK_BEHAVIOUR, device="cpu",
+                default=default,
                 broke=broke + " on a machine without a GPU: 'Torch not compiled with CUDA enabled' / "
                 "'Found no NVIDIA driver'", summary="CPU mode: " + summary)
 
@@ -418,4 +467,10 @@ SHIMS = (
             "torch.amp.GradScaler('cuda') (its default device)",
             "torch.amp.GradScaler('cuda') is the scale-1 passthrough of torch.cuda.amp.GradScaler "
             "with a real scaler's state_dict keys"),
+    _record(SHIM_HALF, _patch_half,
+            "x.half() / model.half() / .to(torch.float16) (mmcv auto_fp16 with fp16_enabled, apex O2/O3), "
+            "then 'Input type (c10::Half) and bias type (float) should be the same'",
+            "half precision is float32 at every cast point: Tensor.half, Module.half and "
+            ".to(torch.float16) keep float32, torch.cuda.HalfTensor is torch.FloatTensor (opt-in: "
+            "it changes what code asking for float16 gets)", default=False),
 )
