@@ -1,4 +1,4 @@
-"""CPU mode, single-process part (compatfix.cpu.torch_device): CUDA code runs on the CPU.
+"""CPU mode, single-process part (compatfix.cpu.torch, compatfix.cpu.torch.cuda): CUDA code runs on the CPU.
 
 Each behaviour is checked twice in fresh interpreters on this CUDA-less machine: with
 ``COMPATFIX_DEVICE=cpu`` the snippet must print OK, and with compatfix on but the mode
@@ -78,19 +78,19 @@ def test_mode_on_loads_the_device_shim_and_keeps_originals():
     result = run_python(
         code="""
         import sys, torch, compatfix
-        from compatfix.cpu import torch_device
-        assert "compatfix.cpu.torch_device" in sys.modules
+        import compatfix.cpu.torch as cpu_torch, compatfix.cpu.torch.cuda as cpu_cuda
+        assert "compatfix.cpu.torch" in sys.modules and "compatfix.cpu.torch.cuda" in sys.modules
         assert compatfix.is_patched(torch.Tensor, "cuda") and compatfix.is_patched(torch, "zeros")
         original = compatfix.get_original(torch, "zeros")
         assert original.__class__.__name__ == "builtin_function_or_method"
         assert compatfix.get_original(torch.Tensor, "to").__class__.__name__ == "method_descriptor"
         before = (torch.zeros, torch.Tensor.to, torch.cuda.synchronize)
-        torch_device.apply_cpu_device(torch)  # a second application changes nothing
+        [shim.apply(sys.modules[shim.targets[0]]) for shim in cpu_torch.SHIMS + cpu_cuda.SHIMS if shim.default]  # a second application changes nothing
         assert (torch.zeros, torch.Tensor.to, torch.cuda.synchronize) == before
         assert compatfix.get_original(torch, "zeros") is original
         # each patched factory is a function object of its own
-        assert len({id(getattr(torch, n)) for n in torch_device.FACTORY_NAMES if hasattr(torch, n)}) == \\
-            len([n for n in torch_device.FACTORY_NAMES if hasattr(torch, n)])
+        assert len({id(getattr(torch, n)) for n in cpu_torch.FACTORY_NAMES if hasattr(torch, n)}) == \\
+            len([n for n in cpu_torch.FACTORY_NAMES if hasattr(torch, n)])
         assert torch.zeros.__name__ == "zeros" and torch.zeros.__wrapped__ is original
         print("OK")
         """,

@@ -187,13 +187,13 @@ def test_new_patches_apply_once_keep_originals_and_are_counted(tmp_path):
     report = str(tmp_path / "report.json")
     result = run_python(
         code="""
-        import json, torch, compatfix
-        from compatfix.cpu import torch_device
+        import json, sys, torch, compatfix
+        import compatfix.cpu.torch as cpu_torch, compatfix.cpu.torch.cuda as cpu_cuda
         assert compatfix.get_original(torch.cuda, "FloatTensor").is_cuda
         assert compatfix.get_original(torch, "Generator") is torch._C.Generator
         assert compatfix.get_original(torch.Tensor, "type").__class__.__name__ == "method_descriptor"
         before = (torch.cuda.FloatTensor, torch.Generator, torch.amp.GradScaler, torch.Tensor.type)
-        torch_device.apply_cpu_device(torch)  # a second application changes nothing
+        [shim.apply(sys.modules[shim.targets[0]]) for shim in cpu_torch.SHIMS + cpu_cuda.SHIMS if shim.default]  # a second application changes nothing
         assert (torch.cuda.FloatTensor, torch.Generator, torch.amp.GradScaler, torch.Tensor.type) == before
         assert torch.Tensor.type.__name__ == "type" and torch.Tensor.type.__wrapped__ is not None
         torch.ones(1).type("torch.cuda.LongTensor"); torch.Generator(device="cuda")

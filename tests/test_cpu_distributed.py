@@ -1,4 +1,4 @@
-"""CPU mode, distributed part (compatfix.cpu.torch_distributed): nccl becomes gloo, DDP
+"""CPU mode, distributed part (compatfix.cpu.torch.distributed, compatfix.cpu.torch.nn): nccl becomes gloo, DDP
 drops device_ids for CPU modules, SyncBatchNorm synchronises its statistics over gloo.
 
 Real torch 2.x, real gloo, loopback only, bounded timeouts. Each behaviour is shown
@@ -146,17 +146,17 @@ def test_patches_are_plain_functions_applied_once_with_originals_kept():
         import torch, torch.distributed as dist, torch.nn as nn
         import torch.nn.parallel.distributed as ddp_module
         import compatfix
-        from compatfix.cpu import torch_distributed as shims
+        from compatfix.cpu.torch import distributed as cpu_distributed, nn as cpu_nn
         DDP = nn.parallel.DistributedDataParallel
         owners = [(dist, "init_process_group"), (dist, "new_group"),
                   (sys.modules["torch.distributed.distributed_c10d"], "init_process_group"),
                   (DDP, "__init__"), (DDP, "_passing_sync_batchnorm_handle"),
                   (nn.SyncBatchNorm, "forward")]
         before = [getattr(owner, name) for owner, name in owners]
-        shims.redirect_nccl_to_gloo(dist)  # again: harmless
-        shims.patch_ddp(ddp_module)
-        shims.patch_sync_batch_norm(ddp_module)
-        shims.patch_sync_batch_norm(sys.modules["torch.nn.modules.batchnorm"])
+        cpu_distributed.redirect_nccl_to_gloo(dist)  # again: harmless
+        cpu_nn.patch_ddp(ddp_module)
+        cpu_nn.patch_sync_batch_norm(ddp_module)
+        cpu_nn.patch_sync_batch_norm(sys.modules["torch.nn.modules.batchnorm"])
         after = [getattr(owner, name) for owner, name in owners]
         assert before == after
         for (owner, name), patched in zip(owners, after):
@@ -183,7 +183,7 @@ def test_without_the_mode_nothing_of_it_loads_or_changes():
         import compatfix
         from compatfix import _engine
         assert _engine.active() is not None  # compatfix is on
-        assert "compatfix.cpu.torch_distributed" not in sys.modules
+        assert "compatfix.cpu.torch.distributed" not in sys.modules and "compatfix.cpu.torch.nn" not in sys.modules
         DDP = nn.parallel.DistributedDataParallel
         for owner, name in [(dist, "init_process_group"), (dist, "new_group"), (DDP, "__init__"),
                             (DDP, "_passing_sync_batchnorm_handle"), (nn.SyncBatchNorm, "forward")]:
@@ -297,9 +297,9 @@ def test_2021_training_script_runs_on_two_cpu_ranks(tmp_path):
 
 def test_2021_training_script_with_its_cuda_calls_runs_on_two_cpu_ranks(tmp_path):
     found = run_python(
-        code="import importlib.util; print(importlib.util.find_spec('compatfix.cpu.torch_device') is not None)",
+        code="import importlib.util; print(importlib.util.find_spec('compatfix.cpu.torch.cuda') is not None)",
         compatfix=False,
     )
     if found.stdout.strip() != "True":
-        pytest.skip("needs compatfix.cpu.torch_device (Tensor.cuda, torch.cuda.set_device on the CPU)")
+        pytest.skip("needs compatfix.cpu.torch.cuda (Tensor.cuda, torch.cuda.set_device on the CPU)")
     check_training(tmp_path, training_script(tmp_path, keep_cuda_calls=True))

@@ -1,4 +1,4 @@
-"""CPU mode for OpenMMLab 1.x code (compatfix.cpu.mmcv, on top of the torch-level CPU mode):
+"""CPU mode for OpenMMLab 1.x code (compatfix.cpu.mmcv.parallel and .ops, on top of the torch-level CPU mode):
 mmcv's init_dist/get_dist_info, MMDataParallel and MMDistributedDataParallel as GPU-era code
 builds them, mmseg's build_dp/build_ddp (0.30 only: 0.11 has none) and multi_gpu_test,
 mmcv's SyncBN and MMSyncBN layers, on the real mmcv/mmseg of each stack (paper: mmcv 1.3.0 +
@@ -78,7 +78,7 @@ def test_legacy_distributed_training_and_testing_on_two_cpu_ranks(tmp_path, norm
 @pytest.mark.stack("modern", "paper")
 def test_legacy_distributed_training_needs_the_datacontainer_scatter(tmp_path):
     results, output = launch(DDP_STEPS, ["legacy", "BN"], tmp_path / "cpu", ranks=1,
-                             disable="cpu.mmcv.MMDistributedDataParallel")
+                             disable="cpu.mmcv.parallel.mmddp_scatter")
     (result,) = results.values()
     assert result["error"] is not None and result["error"].startswith("train_step: ")
     assert result["seen"][0] == {"img": "DataContainer", "img_metas": "DataContainer"}
@@ -116,7 +116,7 @@ def test_mmsyncbn_without_a_process_group_is_batchnorm():
     assert result["group_size"] == 1
     assert result["train_difference"] == 0.0 and result["running_mean_difference"] == 0.0
     assert result["eval_difference"] == 0.0
-    without = run_case("mmsyncbn-no-group", COMPATFIX_DISABLE="cpu.mmcv.MMSyncBN", **CPU)
+    without = run_case("mmsyncbn-no-group", COMPATFIX_DISABLE="cpu.mmcv.ops.sync_bn", **CPU)
     assert without["error"].startswith("ValueError: Default process group has not been initialized")
 
 
@@ -134,9 +134,9 @@ def test_mmdataparallel_steps_on_the_cpu():
 
 @pytest.mark.stack("paper")
 def test_mmcv_1_3_cpu_path_of_mmdataparallel_needs_the_fixes():
-    step = run_case("dp-steps", COMPATFIX_DISABLE="cpu.mmcv.MMDataParallel.cpu_step", **CPU)
+    step = run_case("dp-steps", COMPATFIX_DISABLE="cpu.mmcv.parallel.mmdp_cpu_step", **CPU)
     assert step["error"].endswith("argument after ** must be a mapping, not tuple")
-    scatter = run_case("dp-steps", COMPATFIX_DISABLE="cpu.mmcv.scatter_to_cpu", **CPU)
+    scatter = run_case("dp-steps", COMPATFIX_DISABLE="cpu.mmcv.parallel.scatter_to_cpu", **CPU)
     assert scatter["error"] == ("RuntimeError: Expected 3D (unbatched) or 4D (batched) input to conv2d, "
                                 "but got input of size: [1, 2, 3, 8, 8]")
 
@@ -173,7 +173,7 @@ def test_nothing_of_it_loads_without_cpu_mode():
         import mmcv.ops
         from mmcv.parallel import data_parallel, distributed, _functions
         import compatfix
-        assert "compatfix.cpu.mmcv" not in sys.modules
+        assert "compatfix.cpu.mmcv.parallel" not in sys.modules and "compatfix.cpu.mmcv.ops" not in sys.modules
         for owner, name in [(distributed.MMDistributedDataParallel, "train_step"),
                             (data_parallel.MMDataParallel, "train_step"),
                             (mmcv.ops.sync_bn.SyncBatchNorm, "forward"), (_functions.Scatter, "forward")]:

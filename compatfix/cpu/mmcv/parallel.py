@@ -1,15 +1,16 @@
-"""CPU mode (``--device cpu``) for OpenMMLab 1.x code: mmcv's parallel wrappers and SyncBN.
+"""CPU mode (``--device cpu``) for OpenMMLab 1.x code: mmcv's parallel wrappers and SyncBN
+(this module: ``mmcv.parallel``; ``compatfix.cpu.mmcv.ops``: ``MMSyncBN``).
 
 The torch-level redirection (``.cuda()``, ``device='cuda'``, ``torch.cuda.*``, nccl ->
 gloo, DDP without ``device_ids`` for CPU modules, ``nn.SyncBatchNorm`` over gloo) is done
-by ``compatfix.cpu.torch_device`` and ``compatfix.cpu.torch_distributed``; with it,
+by ``compatfix.cpu.torch`` and ``compatfix.cpu.torch.distributed/nn``; with it,
 mmcv's ``init_dist('pytorch', backend='nccl')``, ``get_dist_info``, mmseg's
 ``build_dp``/``build_ddp`` (0.30; 0.11 has none) and the result collection of
 ``multi_gpu_test`` (``collect_results_gpu`` builds ``device='cuda'`` tensors and
 all-gathers them) already run on the CPU. What mmcv needs on top, applied only under
 ``--device cpu``:
 
-``cpu.mmcv.MMDistributedDataParallel``
+``cpu.mmcv.parallel.mmddp_scatter``
     ``MMDistributedDataParallel(model.cuda(), device_ids=[torch.cuda.current_device()])``
     on a CPU module has no ``device_ids`` (CPU mode's DDP drops them, torch refuses them
     for CPU modules). mmcv then hands ``train_step``/``val_step``/``forward`` their inputs
@@ -19,7 +20,7 @@ all-gathers them) already run on the CPU. What mmcv needs on top, applied only u
     with the target ``[-1]``, as ``MMDataParallel`` does for the CPU), then runs mmcv's
     method unchanged.
 
-``cpu.mmcv.MMDataParallel.cpu_step``
+``cpu.mmcv.parallel.mmdp_cpu_step``
     ``MMDataParallel(model.cuda(), device_ids=[0])`` on the CPU has no ``device_ids``
     either (torch's DataParallel finds no GPU), so mmcv takes its CPU path. In mmcv <
     1.3.2 (before PR #972, "support CPU training with MMDataParallel") the CPU path of
@@ -27,20 +28,20 @@ all-gathers them) already run on the CPU. What mmcv needs on top, applied only u
     ``TypeError: ... argument after ** must be a mapping, not tuple``. The fix passes the
     CPU's share, ``inputs[0]``/``kwargs[0]``, as mmcv >= 1.3.2 does.
 
-``cpu.mmcv.scatter_to_cpu``
+``cpu.mmcv.parallel.scatter_to_cpu``
     Scattering to the CPU (target ``[-1]``) in mmcv < 1.4.4 gives every tensor of a
     collated ``DataContainer`` (a list with one batch per device) an extra leading
     dimension (mmcv PR #1621): the model gets ``[1, N, C, H, W]`` images. The fix returns
     the tensors as they are, as mmcv >= 1.4.4 does.
 
-``cpu.mmcv.MMSyncBN``
+``cpu.mmcv.ops.sync_bn``
     mmcv's own ``SyncBatchNorm`` (registered as ``'MMSyncBN'``) runs compiled CUDA
     kernels (``mmcv._ext``), and its constructor asks the process group for its size.
     Under CPU mode it is constructed without a process group too (a group of one), and
     its training forward on CPU tensors is BatchNorm over the whole group's batch: the
     statistics are all-reduced over the process group by the same differentiable
     gloo computation as CPU mode's ``nn.SyncBatchNorm``
-    (``compatfix.cpu.torch_distributed.cpu_sync_batch_norm``), or are the local batch's
+    (``compatfix.cpu.torch.distributed/nn.cpu_sync_batch_norm``), or are the local batch's
     when there is no group or a group of one. Weighted by the number of elements, the
     statistics are those of mmcv's ``stats_mode='N'``, and of its default mode when
     every rank has a batch of the same size (mmcv's default averages the ranks' means).
@@ -50,32 +51,16 @@ all-gathers them) already run on the CPU. What mmcv needs on top, applied only u
 
 Nothing here imports torch or mmcv at module level.
 """
-
 from __future__ import annotations
-
-import functools
-import threading
-import types
 
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
-SHIM_DDP = "cpu.mmcv.MMDistributedDataParallel"
-SHIM_DP = "cpu.mmcv.MMDataParallel.cpu_step"
-SHIM_SCATTER = "cpu.mmcv.scatter_to_cpu"
-SHIM_SYNCBN = "cpu.mmcv.MMSyncBN"
+SHIM_DDP = "cpu.mmcv.parallel.mmddp_scatter"
+SHIM_DP = "cpu.mmcv.parallel.mmdp_cpu_step"
+SHIM_SCATTER = "cpu.mmcv.parallel.scatter_to_cpu"
 
 _record = patching.record_redirect
-
-
-def _wrap(cls, name: str, make, shim: str) -> bool:
-    """Set ``cls.name`` to ``make(current)``, ``current`` being its own or inherited
-    value (``patching.replace_attribute``); False, changing nothing, when already done."""
-    current = getattr(cls, name, None)
-    if current is None or getattr(current, patching._MARK, None) == shim:
-        return False
-    replacement = functools.update_wrapper(make(current), current)
-    return patching.replace_attribute(cls, name, replacement, shim)
 
 
 # --- MMDistributedDataParallel without device_ids ---------------------------------------------
@@ -96,7 +81,7 @@ def patch_mmddp(module) -> None:
     """Applied to ``mmcv.parallel.distributed``."""
     cls = module.MMDistributedDataParallel
     for name, what in (("train_step", "train_step"), ("val_step", "val_step"), ("_run_ddp_forward", "forward")):
-        _wrap(cls, name, lambda current, what=what: _scattered_to_cpu(current, what), SHIM_DDP)
+        patching.wrap(cls, name, lambda current, what=what: _scattered_to_cpu(current, what), SHIM_DDP)
 
 
 # --- MMDataParallel's CPU path in mmcv < 1.3.2 ---------------------------------------------------
@@ -117,7 +102,7 @@ def patch_mmdp(module) -> None:
     """Applied to ``mmcv.parallel.data_parallel``."""
     cls = module.MMDataParallel
     for step in ("train_step", "val_step"):
-        _wrap(cls, step, lambda current, step=step: _cpu_step(current, step), SHIM_DP)
+        patching.wrap(cls, step, lambda current, step=step: _cpu_step(current, step), SHIM_DP)
 
 
 # --- scatter to the CPU in mmcv < 1.4.4 ---------------------------------------------------------
@@ -144,80 +129,8 @@ def _scatter_forward(original):
 def patch_scatter(module) -> None:
     """Applied to ``mmcv.parallel._functions``."""
     cls = module.Scatter
-    current = cls.forward  # the function under the staticmethod
-    if getattr(current, patching._MARK, None) == SHIM_SCATTER:
-        return
-    forward = functools.update_wrapper(_scatter_forward(current), current)
-    setattr(forward, patching._MARK, SHIM_SCATTER)  # on the function: what getattr(cls, ...) returns
-    patching.replace_attribute(cls, "forward", staticmethod(forward), SHIM_SCATTER)
+    patching.wrap(cls, "forward", _scatter_forward, SHIM_SCATTER)  # wrap keeps the staticmethod
 
-
-# --- MMSyncBN ---------------------------------------------------------------------------------
-
-
-_construction = threading.Lock()
-
-
-def _group_of_one():
-    """What ``mmcv.ops.sync_bn`` sees as ``torch.distributed`` while a layer is built
-    without a process group: the default group (None) has one member."""
-    return types.SimpleNamespace(group=types.SimpleNamespace(WORLD=None), get_world_size=lambda group=None: 1)
-
-
-def _syncbn_init(original, module):
-    def __init__(self, *args, **kwargs):
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized():
-            return original(self, *args, **kwargs)
-        _record(SHIM_SYNCBN, "MMSyncBN built without a process group -> group of one")
-        with _construction:
-            module.dist = _group_of_one()
-            try:
-                return original(self, *args, **kwargs)
-            finally:
-                module.dist = dist
-
-    return __init__
-
-
-def _syncbn_forward(original):
-    def forward(self, input):
-        import torch.distributed as dist
-        import torch.nn.functional as F
-
-        batch_statistics = self.training or not self.track_running_stats
-        if input.device.type != "cpu" or not batch_statistics:
-            return original(self, input)  # GPU kernels, or evaluation with running statistics
-        if input.dim() < 2:
-            raise ValueError("expected at least 2D input, got %dD input" % input.dim())
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked += 1
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked)
-        group = getattr(self, "group", None)
-        synchronised = dist.is_available() and dist.is_initialized()
-        if synchronised:
-            group = dist.group.WORLD if group is None else group
-            synchronised = dist.get_world_size(group) > 1
-        if not synchronised:
-            _record(SHIM_SYNCBN, "MMSyncBN.forward on CPU tensors, no group -> BatchNorm")
-            return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias, True, factor, self.eps)
-        from compatfix.cpu.torch_distributed import cpu_sync_batch_norm
-
-        _record(SHIM_SYNCBN, "MMSyncBN.forward on CPU tensors -> statistics all-reduced over gloo")
-        return cpu_sync_batch_norm(
-            input, self.weight, self.bias, self.running_mean, self.running_var, self.eps, factor, group)
-
-    return forward
-
-
-def patch_mmsyncbn(module) -> None:
-    """Applied to ``mmcv.ops.sync_bn``."""
-    cls = module.SyncBatchNorm
-    _wrap(cls, "__init__", lambda current: _syncbn_init(current, module), SHIM_SYNCBN)
-    _wrap(cls, "forward", _syncbn_forward, SHIM_SYNCBN)
 
 
 SHIMS = (
@@ -262,19 +175,5 @@ SHIMS = (
         "input to conv2d, but got input of size: [1, N, C, H, W]",
         summary="CPU mode: mmcv's scatter to the CPU returns the tensors as they are, as mmcv "
         ">= 1.4.4 does",
-    ),
-    Shim(
-        SHIM_SYNCBN,
-        targets=["mmcv.ops.sync_bn"],
-        requires={"mmcv": ">=1.0,<2.0"},
-        kind=AFTER_IMPORT,
-        apply=patch_mmsyncbn,
-        device="cpu",
-        risk=RISK_BEHAVIOUR,
-        broke="mmcv's SyncBatchNorm ('MMSyncBN') needs a process group to be built and "
-        "compiled CUDA kernels (mmcv._ext) to train",
-        summary="CPU mode: MMSyncBN is built without a process group too and trains on CPU "
-        "tensors as BatchNorm over the process group's whole batch (gloo all-reduce), or "
-        "plain BatchNorm without a group",
     ),
 )

@@ -1,10 +1,8 @@
-"""CPU mode (``--device cpu``): distributed training code written for GPUs runs on the CPU.
+"""CPU mode (``--device cpu``) for ``torch.nn``'s distributed modules written for GPUs.
 
-Three shims, each applied only under ``--device cpu`` / ``COMPATFIX_DEVICE=cpu``:
+Two shims, each applied only under ``--device cpu`` / ``COMPATFIX_DEVICE=cpu`` (the nccl ->
+gloo backend is ``compatfix.cpu.torch.distributed``):
 
-- ``cpu.torch.distributed.backend``: ``init_process_group`` and ``new_group`` with the
-  ``nccl`` backend (any case, ``Backend.NCCL``, or a ``"cpu:gloo,cuda:nccl"`` map) use
-  ``gloo`` instead. ``init_method='env://'`` as set by torchrun works unchanged.
 - ``cpu.torch.nn.DistributedDataParallel``: ``DistributedDataParallel(model,
   device_ids=[local_rank], output_device=local_rank)`` on a module whose parameters are
   all on the CPU drops ``device_ids`` and ``output_device`` (torch raises for them).
@@ -33,85 +31,17 @@ import functools
 from compatfix import patching
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
-SHIM_BACKEND = "cpu.torch.distributed.backend"
 SHIM_DDP = "cpu.torch.nn.DistributedDataParallel"
 SHIM_SYNCBN = "cpu.torch.nn.SyncBatchNorm"
-
-
 
 _record = patching.record_redirect
 
 
 def _replace(owner, name: str, make, shim: str) -> bool:
-    """Replace ``owner.name`` by ``make(original)`` (see ``patching.replace_attribute``);
-    False, changing nothing, when the class itself does not define it or it is already
-    replaced."""
-    current = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
-    if current is None or getattr(current, patching._MARK, None) == shim:
+    """``patching.wrap`` of a method the class itself defines (an inherited one is left)."""
+    if name not in vars(owner):
         return False
-    return patching.replace_attribute(owner, name, make(current), shim)
-
-
-# --- nccl -> gloo ---------------------------------------------------------------------------
-
-
-def gloo_for(backend):
-    """The backend CPU mode uses instead of ``backend``; None to keep it."""
-    if not isinstance(backend, str):  # None (torch picks one for the CPU), or unknown
-        return None
-    text = backend.strip().lower()
-    if text == "nccl":
-        return "gloo"
-    if ":" in text and "nccl" in text:  # a device map such as "cpu:gloo,cuda:nccl"
-        return "gloo"
-    return None
-
-
-def _backend_redirect(original, function_name: str, position: int):
-    """``original`` with its ``backend`` argument (keyword, or positional at
-    ``position``) redirected from nccl to gloo."""
-
-    @functools.wraps(original)
-    def redirected(*args, **kwargs):
-        if "backend" in kwargs:
-            replacement = gloo_for(kwargs["backend"])
-            if replacement is not None:
-                _record(SHIM_BACKEND, "%s(backend=%r) -> %r" % (function_name, str(kwargs["backend"]), replacement))
-                kwargs["backend"] = replacement
-        elif len(args) > position:
-            replacement = gloo_for(args[position])
-            if replacement is not None:
-                _record(SHIM_BACKEND, "%s(backend=%r) -> %r" % (function_name, str(args[position]), replacement))
-                args = args[:position] + (replacement,) + args[position + 1:]
-        return original(*args, **kwargs)
-
-    return redirected
-
-
-# (name, position of ``backend`` among the positional parameters)
-_BACKEND_FUNCTIONS = (("init_process_group", 0), ("new_group", 2))
-
-
-def redirect_nccl_to_gloo(module) -> None:
-    """Applied to ``torch.distributed``: patch its functions and those of
-    ``torch.distributed.distributed_c10d`` (the same objects) with one replacement each."""
-    import sys
-
-    c10d = sys.modules.get("torch.distributed.distributed_c10d")
-    for name, position in _BACKEND_FUNCTIONS:
-        original = getattr(module, name, None)
-        if original is None:  # torch.distributed not available in this build
-            continue
-        made = {}
-
-        def make(current, name=name, position=position):
-            if id(current) not in made:
-                made[id(current)] = _backend_redirect(current, "torch.distributed." + name, position)
-            return made[id(current)]
-
-        _replace(module, name, make, SHIM_BACKEND)
-        if c10d is not None and getattr(c10d, name, None) is original:
-            _replace(c10d, name, make, SHIM_BACKEND)
+    return patching.wrap(owner, name, make, shim)
 
 
 # --- DistributedDataParallel on CPU modules ---------------------------------------------------
@@ -264,19 +194,9 @@ def patch_sync_batch_norm(module) -> None:
         _replace(module.SyncBatchNorm, "forward", _syncbn_forward, SHIM_SYNCBN)
 
 
+
+
 SHIMS = (
-    Shim(
-        SHIM_BACKEND,
-        targets=["torch.distributed"],
-        kind=AFTER_IMPORT,
-        apply=redirect_nccl_to_gloo,
-        device="cpu",
-        risk=RISK_BEHAVIOUR,
-        broke="init_process_group(backend='nccl') needs CUDA GPUs: without them torch raises "
-        "'ProcessGroupNCCL is only supported with GPUs, no GPUs found!'",
-        summary="CPU mode: torch.distributed.init_process_group and new_group use gloo where "
-        "the code asks for nccl",
-    ),
     Shim(
         SHIM_DDP,
         targets=["torch.nn.parallel.distributed"],
