@@ -54,8 +54,8 @@ def image_folder(root: str, classes: int = 2, per_class: int = 4, size: int = 32
 def segmentation_folder(root: str, images: int = 4, size: int = 64, classes: int = 3,
                         image_dir: str = "images", label_dir: str = "annotations",
                         splits: tuple[str, str] = ("training", "validation"),
-                        image_suffix: str = ".jpg.png", label_suffix: str = ".png") -> None:
-    """``root/<image_dir>/<split>/<n><image_suffix>`` and the label maps beside them
+                        image_suffix: str = ".jpg", label_suffix: str = ".png") -> None:
+    """``root/<image_dir>/<split>/<n><image_suffix>`` (PNG bytes: readers decode by content) and the label maps beside them
     (ADE20K layout by default: images/training/*.jpg, annotations/training/*.png).
 
     Labels are vertical bands of class ids 0..classes-1 (ADE20K uses 0 for "other", which

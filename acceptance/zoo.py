@@ -143,16 +143,36 @@ def venv_python(stack: str) -> str:
 
 
 def command_for(step_argv: list[str], python: str, mode: str, report: str) -> list[str]:
-    assert step_argv[0] == "python", "a step's command starts with python"
+    """``python …`` becomes the stack's python (under the runner in runner mode); a
+    ``bash script.sh …`` command runs as it is, and finds ``python`` on PATH (path_python)."""
+    if step_argv[0] == "bash":
+        return step_argv
+    assert step_argv[0] == "python", "a step's command starts with python or bash"
     if mode == "runner":
         return [python, "-m", "compatfix", "--device", "cpu", "--report", report] + step_argv[1:]
     return [python] + step_argv[1:]
 
 
+def path_python(folder: str, python: str, mode: str, report: str) -> str:
+    """A folder whose ``python`` is the stack's python, or the stack's python under
+    ``python -m compatfix`` in runner mode: a repository's shell scripts (dist_train.sh)
+    say ``python …``, and they run unmodified with this folder first on PATH."""
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, "python")
+    with open(target, "w") as handle:
+        if mode == "runner":
+            handle.write('#!/bin/sh\nexec "%s" -m compatfix --device cpu --report "%s" "$@"\n' % (python, report))
+        else:
+            handle.write('#!/bin/sh\nexec "%s" "$@"\n' % python)
+    os.chmod(target, 0o755)
+    return folder
+
+
 def _first_traceback(output: str) -> list[str]:
     """The lines of the first traceback: in a launched run, the worker's own error comes
     first, and the launcher's ChildFailedError after it."""
-    lines = output.splitlines()
+    # torch.distributed's elastic agent prefixes a worker's lines with "[rank0]: ".
+    lines = [re.sub(r"^\[rank\d+\]: ", "", line) for line in output.splitlines()]
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("Traceback (most recent")), None)
     if start is None:
         return []
@@ -197,6 +217,7 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
         OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
         COMPATFIX_TRUST_STORE=os.path.join(scratch, "trusted-checkpoints.tsv"),
     )
+    env["PATH"] = path_python(os.path.join(scratch, "bin"), python, mode, report) + os.pathsep + env.get("PATH", "")
     env.update(recipe.env)
     if mode == "pth":
         env.update(COMPATFIX_DEVICE="cpu", COMPATFIX_REPORT=report)
