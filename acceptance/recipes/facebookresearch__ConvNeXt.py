@@ -12,7 +12,7 @@ from zoo import Step
 REPO = "facebookresearch/ConvNeXt"
 FIELD = "classification"
 STACKS = ["modern"]
-CHECKPOINT = "train/checkpoint-*.pth"
+CHECKPOINT = "train/checkpoint-[0-9]*.pth"  # not checkpoint-best.pth, which it refuses to resume
 INSTALLS = "tensorboardX (its requirements: `pip install timm==0.3.2 tensorboardX six`)"
 
 
