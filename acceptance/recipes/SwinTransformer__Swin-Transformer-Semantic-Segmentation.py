@@ -12,7 +12,7 @@ from zoo import Step
 
 REPO = "SwinTransformer/Swin-Transformer-Semantic-Segmentation"
 FIELD = "semantic segmentation"
-STACKS = ["modern"]
+STACKS = ["modern", "paper"]  # paper: mmcv 1.3.0, inside the range its vendored mmseg asserts
 CHECKPOINT = "train/iter_*.pth"
 CONFIG = "configs/swin/upernet_swin_tiny_patch4_window7_512x512_160k_ade20k.py"
 
