@@ -304,7 +304,11 @@ def write_table() -> None:
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
         with open(path) as handle:
-            rows.append(json.load(handle))
+            row = json.load(handle)
+        name = os.path.splitext(os.path.basename(path))[0]
+        if os.path.exists(os.path.join(RECIPES, name + ".py")):
+            row["notes"] = load_recipe(name).notes  # notes may be written after the run
+        rows.append(row)
     runs = [run for row in rows for run in row["runs"]]
     passing = sorted({row["repo"] for row in rows if all(r["status"] == "pass" for r in row["runs"])})
     lines = [
