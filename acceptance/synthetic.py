@@ -1,0 +1,76 @@
+"""Tiny synthetic data sets in the layouts that 2020-22 repositories read.
+
+Images are random but deterministic (seeded), so a run is reproducible; classes differ in
+their mean colour, so a classifier can learn something in a few steps.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import zlib
+
+
+def _png(path: str, width: int, height: int, pixel) -> None:
+    """Write an 8-bit RGB (or grayscale when ``pixel`` returns an int) PNG, stdlib only:
+    the harness must not depend on the stack it is testing."""
+    sample = pixel(0, 0)
+    gray = isinstance(sample, int)
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)  # filter: none
+        for x in range(width):
+            value = pixel(x, y)
+            rows.extend([value] if gray else value)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0 if gray else 2, 0, 0, 0)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(rows)))
+                     + chunk(b"IEND", b""))
+
+
+def _noisy_image(rng: random.Random, base: tuple[int, int, int]):
+    noise = [[tuple(max(0, min(255, c + rng.randint(-40, 40))) for c in base) for _ in range(64)] for _ in range(64)]
+    return lambda x, y: noise[y % 64][x % 64]
+
+
+def image_folder(root: str, classes: int = 2, per_class: int = 4, size: int = 32,
+                 splits: tuple[str, ...] = ("train", "val"), extension: str = ".png") -> None:
+    """``root/<split>/<class>/<n>.png`` (torchvision ImageFolder, ImageNet layout)."""
+    rng = random.Random(0)
+    for split in splits:
+        for index in range(classes):
+            base = tuple(int(255 * ((index + 1) * k % 7) / 7) for k in (1, 3, 5))
+            for n in range(per_class):
+                _png(os.path.join(root, split, "class%d" % index, "%d%s" % (n, extension)),
+                     size, size, _noisy_image(rng, base))
+
+
+def segmentation_folder(root: str, images: int = 4, size: int = 64, classes: int = 3,
+                        image_dir: str = "images", label_dir: str = "annotations",
+                        splits: tuple[str, str] = ("training", "validation"),
+                        image_suffix: str = ".jpg", label_suffix: str = ".png") -> None:
+    """``root/<image_dir>/<split>/<n><image_suffix>`` (PNG bytes: readers decode by content) and the label maps beside them
+    (ADE20K layout by default: images/training/*.jpg, annotations/training/*.png).
+
+    Labels are vertical bands of class ids 0..classes-1 (ADE20K uses 0 for "other", which
+    ``reduce_zero_label`` maps to 255); images are coloured by their label.
+    """
+    rng = random.Random(1)
+    colours = [tuple(rng.randint(0, 255) for _ in range(3)) for _ in range(classes)]
+    for split in splits:
+        for n in range(images):
+            offset = rng.randint(0, size)
+
+            def label(x, y, offset=offset):
+                return ((x + offset) * classes // size) % classes
+
+            stem = "img%d" % n
+            _png(os.path.join(root, label_dir, split, stem + label_suffix), size, size, label)
+            _png(os.path.join(root, image_dir, split, stem + image_suffix), size, size,
+                 lambda x, y: tuple(max(0, min(255, c + rng.randint(-20, 20))) for c in colours[label(x, y)]))
