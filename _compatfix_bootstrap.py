@@ -114,11 +114,12 @@ class CompatfixFinder:
         busy = local.setdefault("busy", set())
         if fullname in busy:  # another finder asked importlib again: step aside
             return None
+        reloading = fullname in sys.modules  # importlib.reload asks finders again
         engine = self.engine
         if engine is None or not engine.handles(fullname):
             return None
         existing = sys.modules.get(fullname)
-        if existing is not None:
+        if existing is not None and not reloading:
             # Loading the engine imported this very module (a plugin's top-level import):
             # hand the import system that module, not a second copy of it.
             return _spec_of_existing(fullname, existing)

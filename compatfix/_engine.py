@@ -253,6 +253,17 @@ class Engine:
             self.recorder.add("nothing_to_do", shim=shim.name, module=module.__name__, reason=why)
         return True
 
+    def shimmed_modules(self) -> list:
+        """The module objects some shim ran on."""
+        with self._lock:
+            return [module for done in self._done.values() for module in done]
+
+    def forget(self, module) -> None:
+        """Let every shim run on ``module`` again (it is being reloaded)."""
+        with self._lock:
+            for done in self._done.values():
+                done.discard(module)
+
     def _failed(self, shim: Shim, target: str, exc: Exception) -> None:
         error = "%s: %s" % (type(exc).__name__, exc)
         self.recorder.add("failed", shim=shim.name, module=target, error=error)
@@ -348,6 +359,10 @@ class _HookedLoader:
         module.__loader__ = self._loader
         if getattr(module, "__spec__", None) is not None:
             module.__spec__.loader = self._loader
+        if module in self._engine.shimmed_modules():
+            # importlib.reload runs the module's code again over the same object, undoing
+            # what its shims did: let them run again.
+            self._engine.forget(module)
         self._engine.run_before(name)
         self._loader.exec_module(module)
         self._engine.run_after(module)

@@ -246,3 +246,17 @@ def test_yaml_load_still_pickles_by_reference():
         """
     )
     assert result.stdout.splitlines() == ["True load yaml", "True"], result.stderr
+
+
+def test_yaml_shim_survives_a_reload():
+    result = run_python(code="""
+        import importlib, yaml
+        importlib.reload(yaml)
+        print(yaml.load("a: [1, 2]") == {"a": [1, 2]})
+        importlib.reload(yaml)
+        print(yaml.load("a: 1") == {"a": 1})
+        """)
+    assert result.stdout.split() == ["True", "True"], result.stderr
+    off = run_python(code="import importlib, yaml; importlib.reload(yaml); yaml.load('a: 1')",
+                     compatfix=False)
+    assert "missing 1 required positional argument: 'Loader'" in off.stderr
