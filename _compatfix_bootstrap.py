@@ -30,6 +30,9 @@ _OFF_VALUES = ("0", "false", "no", "off")
 _ON_VALUES = ("", "1", "true", "yes", "on")
 
 
+_told_unknown_value = False
+
+
 def _switched_off() -> bool:
     # -I promises an interpreter unaffected by the user's environment; honour it.
     if sys.flags.isolated:
@@ -37,8 +40,11 @@ def _switched_off() -> bool:
     value = os.environ.get("COMPATFIX", "1").strip().lower()
     if value in _OFF_VALUES:
         return True
-    if value not in _ON_VALUES:
-        # A typo must not pass for a decision: say what was understood.
+    global _told_unknown_value
+    if value not in _ON_VALUES and not _told_unknown_value:
+        # A typo must not pass for a decision: say what was understood (once: the .pth and
+        # the sitecustomize folder may both ask).
+        _told_unknown_value = True
         sys.stderr.write(
             "compatfix: COMPATFIX=%r is not a known value (on: 1, true, yes, on; off: 0, false, no, "
             "off); compatfix stays on.\n" % os.environ["COMPATFIX"]

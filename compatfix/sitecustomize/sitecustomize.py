@@ -12,7 +12,7 @@ import sys
 
 def _activate() -> None:
     if os.environ.get("COMPATFIX", "1").strip().lower() in ("0", "false", "no", "off") or sys.flags.isolated:
-        return
+        return  # decided without importing anything
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
         import _compatfix_bootstrap as bootstrap
@@ -20,7 +20,8 @@ def _activate() -> None:
         # Only this folder is on the path: compatfix itself sits two levels up.
         sys.path.append(package_root)
         import _compatfix_bootstrap as bootstrap
-    bootstrap.activate("sitecustomize")
+    if not bootstrap._switched_off():  # also says, once, when COMPATFIX has an unknown value
+        bootstrap.activate("sitecustomize")
 
 
 def _chain_load_next() -> None:

@@ -62,3 +62,14 @@ def test_an_unknown_compatfix_value_gets_one_clear_line(value):
 def test_known_compatfix_values_say_nothing(value):
     result = run_python(code="pass", env=clean_env(COMPATFIX=value))
     assert result.stderr == ""
+
+
+def test_an_unknown_compatfix_value_is_told_once_through_the_sitecustomize_folder_too():
+    import subprocess
+    import sys
+
+    folder = subprocess.run([sys.executable, "-m", "compatfix.cli", "sitecustomize-path"],
+                            capture_output=True, text=True).stdout.strip()
+    env = clean_env(COMPATFIX="maybe", PYTHONPATH=folder)
+    result = run_python(code="pass", env=env)  # the .pth and the sitecustomize folder both run
+    assert result.stderr.count("is not a known value") == 1, result.stderr
