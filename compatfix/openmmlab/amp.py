@@ -54,6 +54,21 @@ from typing import Any, Callable
 
 from compatfix import patching
 
+# What the two records (compatfix/shims/mmseg/apis.py, compatfix/shims/mmdet/apis.py) share.
+REQUIRES = {"mmcv": ">=1.0,<2.0"}  # mmseg 0.x and mmdet 2.x; their 1.x/3.x need mmcv 2
+BROKE = (
+    "stock mmseg train_segmentor (0.11-0.30) and mmdet train_detector (2.x) never call "
+    "apex.amp.initialize and wrap the model before building the optimizer, so configs with "
+    "optimizer_config use_fp16=True (Swin/BEiT DistOptimizerHook) fail at the first `with "
+    "amp.scale_loss`: Invoked 'with amp.scale_loss', but internal Amp state has not been "
+    "initialized"
+)
+SUMMARY = (
+    "for use_fp16 configs, build the optimizer and call amp.initialize on the unwrapped model "
+    "(opt_level from the config or O1, fp16_enabled set) before the train function wraps it, "
+    "and hand it that optimizer; left alone when amp is already initialised"
+)
+
 # The train function each library's shim wraps, by module, and the shim's name.
 SHIMS_BY_MODULE = {"mmseg.apis.train": "mmseg.apex_amp_before_wrappers",
                    "mmdet.apis.train": "mmdet.apex_amp_before_wrappers"}

@@ -24,18 +24,11 @@ SHIMS = (
     Shim(
         "mmdet.apex_amp_before_wrappers",
         targets=["mmdet.apis.train"],
-        requires={"mmcv": ">=1.0,<2.0"},  # mmseg 0.x and mmdet 2.x; their 1.x/3.x need mmcv 2
+        requires=amp.REQUIRES,
         kind=AFTER_IMPORT,
         apply=amp.patch_train_function,
         risk=RISK_BEHAVIOUR,
-        broke="stock mmseg train_segmentor (0.11-0.30) and mmdet train_detector (2.x) never call "
-        "apex.amp.initialize and wrap the model before building the optimizer, so configs with "
-        "optimizer_config use_fp16=True (Swin/BEiT DistOptimizerHook) fail at the first `with "
-        "amp.scale_loss`: Invoked 'with amp.scale_loss', but internal Amp state has not been "
-        "initialized",
-        summary="for use_fp16 configs, build the optimizer and call amp.initialize on the "
-        "unwrapped model (opt_level from the config or O1, fp16_enabled set) before the train "
-        "function wraps it, and hand it that optimizer; left alone when amp is already "
-        "initialised",
+        broke=amp.BROKE,
+        summary=amp.SUMMARY,
     ),
 )
