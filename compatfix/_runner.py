@@ -231,24 +231,13 @@ def main(argv: list[str] | None = None) -> int:
             print(USAGE, end="")
         return 0
 
+    _propagate(env)
     import _compatfix_bootstrap as _bootstrap
 
-    switch = os.environ.get("COMPATFIX", "1").strip()
-    # The variable alone decides here: `python -I -m compatfix` is an explicit request.
-    if switch.lower() in ("0", "false", "no", "off"):
-        # COMPATFIX=0 means off everywhere, the runner included: the program runs as
-        # `python script.py` would, children inherit COMPATFIX=0, and the options given
-        # here (--device cpu too) are not applied. Said once, since that changes the run.
-        sys.stderr.write(
-            "compatfix: COMPATFIX=%s is set: running without compatfix (no shims%s)\n"
-            % (switch, ", options ignored" if env else "")
-        )
-    else:
-        _propagate(env)
-        finder = _bootstrap.activate("cli")
-        # Load the engine now rather than at the first target import: plugin shims then
-        # know their targets before the program imports anything.
-        finder.engine
+    finder = _bootstrap.activate("cli")
+    # Load the engine now rather than at the first target import: plugin shims then
+    # know their targets before the program imports anything.
+    finder.engine
     try:
         if mode == "module":
             run_module(program[0], program[1:])

@@ -294,37 +294,6 @@ def test_without_compatfix_the_names_are_missing():
     assert state["np.float"] is None and state["np.float_"] is None and not state["np.trapz"]
 
 
-@pytest.mark.parametrize("value", ["0", "off"])
-def test_compatfix_0_turns_the_runner_off_too(tmp_path, value):
-    # COMPATFIX=0 means off everywhere: the program runs as `python script.py` does (the
-    # baseline above), its options are not applied, and the runner says so in one line.
-    report = tmp_path / "report.json"
-    result = run_python(
-        "-m", "compatfix", "--device", "cpu", "--report", str(report), NP_PROBE,
-        env=clean_env(True, COMPATFIX=value), timeout=TIMEOUT,
-    )
-    assert result.returncode == 0, result.stderr
-    state = json.loads(result.stdout)
-    assert state["np.float"] is None and state["np.float_"] is None and not state["np.trapz"]
-    assert state["activated_by"] is None
-    assert state["env"]["COMPATFIX"] == value  # inherited as is: children stay off
-    assert state["env"]["COMPATFIX_REPORT"] is None
-    assert not report.exists()
-    assert result.stderr == (
-        "compatfix: COMPATFIX=%s is set: running without compatfix (no shims, options ignored)\n" % value
-    )
-
-
-def test_compatfix_0_runner_is_the_plain_run_plus_one_line(app):
-    args = ["tools/probe.py", "report", "--lr", "0.1"]
-    plain = run_python(*args, env=clean_env(False), cwd=app, timeout=TIMEOUT)
-    under = run_python("-m", "compatfix", *args, env=clean_env(False), cwd=app, timeout=TIMEOUT)
-    assert plain.returncode == 0, plain.stderr
-    assert under.returncode == plain.returncode and under.stdout == plain.stdout
-    notice = "compatfix: COMPATFIX=0 is set: running without compatfix (no shims)\n"
-    assert under.stderr == notice + plain.stderr
-
-
 @pytest.mark.parametrize("options", [["--disable", "numpy.builtin_aliases"], ["--disable=numpy.builtin_aliases"]])
 def test_disable_turns_one_shim_off(options):
     state = run_np_probe(*options)
