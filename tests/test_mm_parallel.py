@@ -45,7 +45,7 @@ def run_case(case: str, compatfix: bool = True, **extra: str) -> dict:
 
 def run_ddp_steps(tmp_path, compatfix: bool, ranks: int = 1, **extra: str) -> dict[int, dict]:
     out_dir = tmp_path / ("on" if compatfix else "off")
-    out_dir.mkdir()
+    out_dir.mkdir(parents=True)
     if ranks == 1:
         command = [sys.executable, DDP_STEPS, "plain", "BN", str(out_dir)]
         env = one_rank_env(compatfix, **extra)
