@@ -12,7 +12,7 @@ import pytest
 
 from support import run_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # Built with: ~/.pyenv/versions/3.12.1/bin/python3.12 -m venv .venvs/py312;
 # .venvs/py312/bin/pip install packaging pytest pytest-xdist; .venvs/py312/bin/pip install --no-deps .
 PY312 = os.path.join(ROOT, ".venvs", "py312", "bin", "python")
