@@ -41,21 +41,23 @@ def decide(shim: Shim, settings: Settings, lookup: Callable[[str], Shim | None] 
 
 
 def _missing_package(shim: Shim) -> str | None:
-    """The top-level package of a watched module that cannot be imported here, if any."""
+    """The watched top-level package that cannot be imported here, when none of them can
+    (a shim watching mmseg and mmdet applies where either is installed)."""
     from compatfix.registry import PROVIDE
 
     if shim.kind == PROVIDE:
         return None
     import sys
 
-    for package in sorted({name.partition(".")[0] for name in shim.watched_modules()}):
+    packages = sorted({name.partition(".")[0] for name in shim.watched_modules()})
+    for package in packages:
         if package in sys.modules:  # what the engine sees: the target is being imported
-            continue
+            return None
         import importlib.util
 
         try:
-            if importlib.util.find_spec(package) is None:
-                return package
+            if importlib.util.find_spec(package) is not None:
+                return None
         except (ImportError, ValueError):
-            return package
-    return None
+            continue
+    return packages[0] if packages else None
