@@ -3,12 +3,22 @@ start-up (compatfix.pth), so on/off comparisons need fresh interpreters."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+# The suite's folders: test modules live in folders that mirror the code they test, so
+# they find fixtures and the checkout from here rather than from their own __file__.
+TESTS = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(TESTS, "fixtures")
+REPO_ROOT = os.path.dirname(TESTS)
 
 # Children run from an empty folder unless a test says otherwise: from the repository
 # root, `python -c` would import the source tree's compatfix instead of the installed one.
@@ -65,3 +75,59 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@functools.lru_cache(maxsize=None)
+def has_cuda_gpu() -> bool:
+    """Whether torch sees a CUDA GPU here: the "fails without CPU mode" halves assume not."""
+    completed = run_python(code="import torch; print(torch.cuda.is_available())", compatfix=False)
+    return completed.stdout.strip() == "True"
+
+
+# --- CPU mode: a snippet with the mode on and off ---------------------------------------------
+
+# What real torch says when CUDA code runs on a machine without a GPU.
+CUDA_ERROR = re.compile(
+    r"Found no NVIDIA driver|Torch not compiled with CUDA|CUDA driver version is insufficient"
+    r"|no CUDA GPUs|Attempting to deserialize object on a CUDA device|CUDA error|AcceleratorError"
+)
+
+
+def cpu_env(**extra: str) -> dict[str, str]:
+    return clean_env(COMPATFIX_DEVICE="cpu", **extra)
+
+
+def on_and_off(code: str, off_error=CUDA_ERROR, args=()):
+    """Run ``code`` with CPU mode on and off (in parallel); check both outcomes."""
+    with ThreadPoolExecutor(2) as pool:
+        on_future = pool.submit(run_python, *args, code=code, env=cpu_env())
+        off_future = pool.submit(run_python, *args, code=code, env=clean_env())
+        on, off = on_future.result(), off_future.result()
+    assert on.returncode == 0, on.stdout + on.stderr
+    assert "OK" in on.stdout, on.stdout + on.stderr
+    assert off.returncode != 0, "passed without CPU mode, so it proves nothing:\n" + off.stdout
+    if isinstance(off_error, str):
+        assert off_error in off.stderr, off.stderr
+    else:
+        assert off_error.search(off.stderr), off.stderr
+    return on
+
+
+# --- mmcv's parallel wrappers: tests/fixtures/mm_parallel/cases.py on one rank ----------------
+
+MM_PARALLEL = os.path.join(FIXTURES, "mm_parallel")
+
+
+def one_rank_env(compatfix: bool, **extra: str) -> dict[str, str]:
+    """A world of one on loopback gloo, as a launcher would set it."""
+    return clean_env(compatfix, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
+                     MASTER_PORT=str(free_port()), RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", **extra)
+
+
+def run_mm_parallel_case(case: str, compatfix: bool = True, timeout: float = 240, **extra: str) -> dict:
+    """Run one case of tests/fixtures/mm_parallel/cases.py; its RESULT line as a dict."""
+    completed = run_python(os.path.join(MM_PARALLEL, "cases.py"), case, env=one_rank_env(compatfix, **extra),
+                           cwd=MM_PARALLEL, timeout=timeout)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
+    assert len(lines) == 1, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return json.loads(lines[0][len("RESULT "):])

@@ -43,7 +43,7 @@ def test_report_mode_keeps_the_modules_own_getattr_as_the_original(tmp_path):
 
 def test_a_name_that_exists_is_never_overwritten(tmp_path):
     # A stand-in numpy 1.26 that still has np.float (as numpy <= 1.23 had): compatfix
-    # must leave it alone. Real numpy 1.26 and 2.x are tested in test_shims_numpy.py.
+    # must leave it alone. Real numpy 1.26 and 2.x are tested in tests/shims/numpy/test_aliases.py.
     package = tmp_path / "numpy"
     package.mkdir()
     (package / "__init__.py").write_text("__version__ = '1.26.4'\nclass float: pass\n")

@@ -24,9 +24,9 @@ from importlib import metadata
 
 import pytest
 
-from support import clean_env, run_python
+from support import FIXTURES, clean_env, run_python
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = FIXTURES
 APP = os.path.join(FIXTURES, "runner", "app")
 PLUGIN = os.path.join(FIXTURES, "plugin")  # the hook tests' plugin: a shim that fails
 TIMEOUT = 60

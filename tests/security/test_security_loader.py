@@ -10,7 +10,7 @@ import pytest
 
 from support import clean_env, run_python
 
-import payloads
+from security import payloads
 
 PROBE = os.path.join(os.path.dirname(__file__), "load_and_probe.py")
 UNTOUCHED = {

@@ -15,7 +15,7 @@ import pytest
 
 from support import clean_env, run_python
 
-import payloads
+from security import payloads
 
 FORMATS = sorted(payloads.FORMATS)
 

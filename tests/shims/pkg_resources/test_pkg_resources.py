@@ -10,12 +10,11 @@ import os
 
 import pytest
 
-from support import run_python
+from support import REPO_ROOT, run_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # Built with: ~/.pyenv/versions/3.12.1/bin/python3.12 -m venv .venvs/py312;
 # .venvs/py312/bin/pip install packaging pytest pytest-xdist; .venvs/py312/bin/pip install --no-deps .
-PY312 = os.path.join(ROOT, ".venvs", "py312", "bin", "python")
+PY312 = os.path.join(REPO_ROOT, ".venvs", "py312", "bin", "python")
 
 pytestmark = pytest.mark.stack("modern")
 needs_py312 = pytest.mark.skipif(not os.path.exists(PY312), reason="no .venvs/py312 (Python 3.12 without setuptools)")

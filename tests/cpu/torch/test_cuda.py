@@ -1,0 +1,209 @@
+"""CPU mode for the ``torch.cuda`` spellings of 2020-22 scripts (compatfix.cpu.torch and
+compatfix.cpu.torch.cuda): legacy ``torch.cuda.FloatTensor`` types, ``torch.Generator(device='cuda')``,
+``torch.amp.GradScaler('cuda')``, ``torch.autocast('cuda')`` and more ``torch.cuda``
+queries.
+
+As in test_torch.py, each snippet runs in fresh interpreters on this CUDA-less
+machine: with ``COMPATFIX_DEVICE=cpu`` it must print OK, with compatfix on but the mode
+off it must fail (torch's own CUDA error, or the snippet's assertion where torch itself
+does not fail).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from support import clean_env, cpu_env, on_and_off, run_python
+
+
+def test_legacy_cuda_tensor_types_are_the_cpu_types():
+    on_and_off(
+        """
+        import torch
+        made = [torch.cuda.FloatTensor(3), torch.cuda.FloatTensor([1.0, 2.0]), torch.cuda.LongTensor(2, 2),
+                torch.cuda.HalfTensor(2), torch.cuda.ByteTensor([1]), torch.cuda.DoubleTensor(1),
+                torch.cuda.IntTensor([3]), torch.cuda.BoolTensor([True])]
+        assert all(t.device.type == "cpu" for t in made)
+        assert [t.dtype for t in made[2:]] == [torch.int64, torch.float16, torch.uint8, torch.float64,
+                                                 torch.int32, torch.bool]
+        x = torch.ones(2, 3)
+        assert x.type(torch.cuda.LongTensor).dtype == torch.int64
+        assert x.type("torch.cuda.HalfTensor").dtype == torch.float16
+        assert x.type(dtype="torch.cuda.DoubleTensor", non_blocking=True).dtype == torch.float64
+        assert x.type("torch.IntTensor").dtype == torch.int32 and x.type() == "torch.FloatTensor"
+        assert x.type(torch.float64).dtype == torch.float64
+        # the CPU tensors that play CUDA tensors are instances of the CUDA types
+        assert isinstance(x.cuda(), torch.cuda.FloatTensor) and not isinstance(x, torch.cuda.LongTensor)
+        torch.set_default_tensor_type("torch.cuda.FloatTensor")
+        assert torch.tensor([1.0]).device.type == "cpu" and torch.zeros(1).dtype == torch.float32
+        torch.set_default_tensor_type(torch.cuda.DoubleTensor)
+        assert torch.tensor([1.0]).dtype == torch.float64 and torch.empty(1).device.type == "cpu"
+        torch.set_default_tensor_type(torch.FloatTensor)
+        print("OK")
+        """
+    )
+
+
+def test_generator_on_a_cuda_device_is_a_cpu_generator():
+    on_and_off(
+        """
+        import torch
+        for g in (torch.Generator(device="cuda"), torch.Generator("cuda:0"),
+                  torch.Generator(torch.device("cuda", 0)), torch.Generator()):
+            assert g.device.type == "cpu" and isinstance(g, torch.Generator)
+        assert isinstance(torch.default_generator, torch.Generator)
+        assert issubclass(torch._C.Generator, torch.Generator)
+        a = torch.randn(3, device="cuda", generator=torch.Generator(device="cuda").manual_seed(7))
+        b = torch.randn(3, generator=torch.Generator().manual_seed(7))
+        assert torch.equal(a, b)
+        loader = torch.utils.data.DataLoader(list(range(8)), batch_size=4, shuffle=True,
+                                             generator=torch.Generator(device="cuda").manual_seed(0))
+        assert sorted(sum((batch.tolist() for batch in loader), [])) == list(range(8))
+        print("OK")
+        """
+    )
+
+
+def test_generator_annotations_still_script(tmp_path):
+    script = tmp_path / "script_generator.py"  # TorchScript needs a source file
+    script.write_text(textwrap.dedent("""
+        from typing import Optional
+        import torch
+
+        @torch.jit.script
+        def noise(x: torch.Tensor, generator: Optional[torch.Generator] = None) -> torch.Tensor:
+            return x + torch.rand(x.shape, generator=generator)
+
+        assert noise(torch.zeros(2)).shape == (2,)
+        g = torch.Generator(device="cuda").manual_seed(1)
+        assert noise(torch.zeros(2), g).shape == (2,)
+        print("OK")
+        """))
+    result = run_python(str(script), env=cpu_env())
+    assert result.returncode == 0, result.stderr
+    assert "OK" in result.stdout
+
+
+AMP_GRAD_SCALER = """
+import torch
+model = torch.nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for scaler in (torch.amp.GradScaler("cuda"), torch.amp.GradScaler(), torch.amp.GradScaler(device="cuda:0"),
+               torch.amp.GradScaler("cuda", init_scale=1024.0), torch.amp.grad_scaler.GradScaler("cuda")):
+    before = model.weight.detach().clone()
+    loss = model(torch.randn(3, 4)).pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt); scaler.step(opt); scaler.update(); opt.zero_grad()
+    assert not torch.equal(before, model.weight)
+    # a state that an enabled (GPU) scaler can load when the run resumes on a GPU
+    torch.amp.GradScaler("cpu").load_state_dict(scaler.state_dict())
+    assert set(scaler.state_dict()) == {"scale", "growth_factor", "backoff_factor", "growth_interval",
+                                        "_growth_tracker"}, scaler.state_dict()
+cpu_scaler = torch.amp.GradScaler("cpu")  # an explicit CPU scaler stays torch's own
+assert cpu_scaler.is_enabled() and isinstance(cpu_scaler, torch.amp.grad_scaler.GradScaler)
+assert cpu_scaler.scale(torch.ones(())).item() == 65536.0
+print("OK")
+"""
+
+
+def test_amp_grad_scaler_on_cuda_is_the_passthrough():
+    # Torch itself disables a CUDA GradScaler without a GPU (with a warning); the disabled
+    # scaler's state_dict() is {}, which an enabled scaler refuses to load on resume.
+    on = on_and_off(AMP_GRAD_SCALER, off_error="The source state dict is empty, possibly because it was saved "
+                    "from a disabled instance of GradScaler.")
+    assert "CUDA is not available" not in on.stderr, on.stderr
+
+
+def test_autocast_cuda_spellings_run_float32():
+    # Decision (docs/cpu-mode.md): CUDA autocast runs in float32. torch.autocast('cuda')
+    # needs no shim for that: torch disables it on CPU tensors. This pins that behaviour.
+    result = run_python(
+        code="""
+        import torch
+        model = torch.nn.Linear(4, 2).cuda()
+        x = torch.randn(3, 4).cuda()
+        for region in (torch.autocast("cuda"), torch.autocast(device_type="cuda", dtype=torch.float16),
+                       torch.amp.autocast("cuda"), torch.autocast("cuda", dtype=torch.bfloat16),
+                       torch.cuda.amp.autocast()):
+            with region:
+                assert model(x).dtype == torch.float32
+
+        @torch.autocast("cuda")
+        def forward(x):
+            return model(x)
+        assert forward(x).dtype == torch.float32
+        with torch.autocast("cpu", dtype=torch.bfloat16):  # CPU autocast is untouched
+            assert model(x).dtype == torch.bfloat16
+        print("OK")
+        """,
+        env=cpu_env(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "OK" in result.stdout
+
+
+def test_more_cuda_queries_of_training_scripts():
+    on_and_off(
+        """
+        import torch
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+        props = torch.cuda.get_device_properties(torch.device("cuda:0"))
+        gib = props.total_memory / 1024 ** 3
+        assert gib > 0 and isinstance(props.name, str) and props.multi_processor_count >= 1
+        print("%s %.1f GiB sm_%d%d" % (torch.cuda.get_device_name(), gib, props.major, props.minor))
+        assert torch.cuda.memory_allocated() / 1024 ** 2 == 0.0 and torch.cuda.memory_stats() == {}
+        assert torch.cuda.max_memory_allocated(device=torch.device("cuda")) == 0
+        assert isinstance(torch.cuda.memory_summary(), str)
+        free, total = torch.cuda.mem_get_info()
+        assert free <= total
+        torch.backends.cudnn.benchmark = True; torch.backends.cudnn.enabled = True
+        torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True
+        torch.cuda.nvtx.range_push("step"); torch.cuda.nvtx.range_pop()
+        print("OK")
+        """,
+        off_error="AssertionError",  # is_available() is False there
+    )
+
+
+def test_mode_off_keeps_the_cuda_types_and_classes():
+    result = run_python(
+        code="""
+        import torch
+        assert torch.cuda.FloatTensor is not torch.FloatTensor and torch.cuda.FloatTensor.is_cuda
+        assert torch.Generator is torch._C.Generator
+        assert torch.amp.GradScaler.__module__ == "torch.amp.grad_scaler"
+        assert torch.Tensor.type.__class__.__name__ == "method_descriptor"
+        print("OK")
+        """,
+        env=clean_env(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "OK" in result.stdout
+
+
+def test_new_patches_apply_once_keep_originals_and_are_counted(tmp_path):
+    report = str(tmp_path / "report.json")
+    result = run_python(
+        code="""
+        import json, sys, torch, compatfix
+        import compatfix.cpu.torch as cpu_torch, compatfix.cpu.torch.cuda as cpu_cuda
+        assert compatfix.get_original(torch.cuda, "FloatTensor").is_cuda
+        assert compatfix.get_original(torch, "Generator") is torch._C.Generator
+        assert compatfix.get_original(torch.Tensor, "type").__class__.__name__ == "method_descriptor"
+        before = (torch.cuda.FloatTensor, torch.Generator, torch.amp.GradScaler, torch.Tensor.type)
+        [shim.apply(sys.modules[shim.targets[0]]) for shim in cpu_torch.SHIMS + cpu_cuda.SHIMS if shim.default]  # a second application changes nothing
+        assert (torch.cuda.FloatTensor, torch.Generator, torch.amp.GradScaler, torch.Tensor.type) == before
+        assert torch.Tensor.type.__name__ == "type" and torch.Tensor.type.__wrapped__ is not None
+        torch.ones(1).type("torch.cuda.LongTensor"); torch.Generator(device="cuda")
+        torch.amp.GradScaler("cuda")
+        print("OK")
+        """,
+        env=cpu_env(COMPATFIX_REPORT=report),
+    )
+    assert result.returncode == 0, result.stderr
+    with open(report, encoding="utf-8") as handle:
+        data = json.load(handle)
+    calls = {item["call"] for process in data["processes"] for item in process.get("redirected", [])}
+    assert {"Tensor.type", "torch.Generator(device=cuda)", "torch.cuda.amp.GradScaler"} <= calls, calls
+

@@ -1,0 +1,31 @@
+"""The removed-API inventory: docs/removed-apis.md is generated from it, and every shim it
+names exists in the registry."""
+
+from __future__ import annotations
+
+import os
+
+from compatfix import inventory, registry
+from support import REPO_ROOT, run_python
+
+DOCS = os.path.join(REPO_ROOT, "docs")
+
+
+def test_docs_removed_apis_is_generated_from_the_inventory():
+    result = run_python("-m", "compatfix.inventory", "--markdown", compatfix=False)
+    assert result.returncode == 0, result.stderr
+    with open(os.path.join(DOCS, "removed-apis.md"), encoding="utf-8") as handle:
+        assert handle.read() == result.stdout, (
+            "regenerate: python -m compatfix.inventory --markdown > docs/removed-apis.md"
+        )
+
+
+def test_every_named_shim_exists():
+    names = {shim.name for shim in registry.builtin_shims()}
+    named = {removal.shim for removal in inventory.REMOVALS if removal.shim}
+    assert named - names == set()
+
+
+def test_an_entry_has_exactly_one_of_shim_dependency_reason():
+    for removal in inventory.REMOVALS:
+        assert [removal.shim, removal.dependency, removal.reason].count(None) == 2, removal
