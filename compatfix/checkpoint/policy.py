@@ -42,7 +42,10 @@ ENV_TRUST_PATHS = "COMPATFIX_TORCH_LOAD_TRUST"  # files or folders, os.pathsep-s
 TRUST_ALL = "trust-all"
 TORCH_REFUSAL = "Weights only load failed"  # how torch's UnpicklingError begins
 _TORCH_TRUE = ("1", "y", "yes", "true")  # what torch reads as set in TORCH_FORCE_*
-MARK = "__compatfix_torch_load__"
+# The owner of the torch.load/torch.save wrappers that both shims share (patching.wrap's
+# ``shim`` argument): whichever shim applies first installs them, and each call asks the
+# engine's settings which of the two is on.
+SHARED_WRAPPER = "compatfix.checkpoint.policy"
 
 
 @dataclass(frozen=True)
@@ -360,7 +363,6 @@ def make_load(original: Callable[..., Any], policy_of: Callable[[], Policy] = cu
             torch_error = exc
         return _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_load_args, policy_of())
 
-    setattr(load, MARK, True)
     return load
 
 
@@ -375,5 +377,4 @@ def make_save(original: Callable[..., Any], policy_of: Callable[[], Policy] = cu
             remember_saved(f)
         return result
 
-    setattr(save, MARK, True)
     return save

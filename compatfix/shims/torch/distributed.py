@@ -295,9 +295,7 @@ def _config_from_args(original: Callable, module) -> Callable:
 
 
 def apply_free_master_port(module) -> None:
-    current = module.config_from_args
-    if getattr(current, patching._MARK, None) != SHIM_MASTER_PORT:
-        patching.replace_attribute(module, "config_from_args", _config_from_args(current, module), SHIM_MASTER_PORT)
+    patching.wrap(module, "config_from_args", lambda current: _config_from_args(current, module), SHIM_MASTER_PORT)
 
 
 _DISTRIBUTED = ["torch.distributed", "torch.distributed.distributed_c10d"]

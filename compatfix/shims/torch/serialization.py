@@ -13,37 +13,35 @@ from __future__ import annotations
 
 import types
 
-from compatfix.checkpoint.policy import MARK, SHIM_DATA_ONLY, SHIM_TRUSTED, make_load, make_save
-from compatfix.patching import replace_attribute
+from compatfix.checkpoint.policy import SHARED_WRAPPER, SHIM_DATA_ONLY, SHIM_TRUSTED, make_load, make_save
+from compatfix.patching import replace_attribute, wrap
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, RISK_SECURITY, Shim
 
 
-def _install(torch: types.ModuleType, shim: str) -> str | None:
-    """Put the wrappers on torch and torch.serialization (once for both shims); the reason
-    there was nothing to do when the other shim's apply already put them there."""
+def _install(torch: types.ModuleType) -> str | None:
+    """Put the shared wrappers on torch.serialization and torch (once for both shims); the
+    reason there was nothing to do when the other shim's apply already put them there."""
     import torch.serialization as serialization
 
     installed = False
     for name, make in (("load", make_load), ("save", make_save)):
         current = getattr(serialization, name)
-        if getattr(current, MARK, False):
+        if not wrap(serialization, name, make, SHARED_WRAPPER):
             continue
         installed = True
-        wrapper = make(current)
-        replace_attribute(serialization, name, wrapper, shim)
-        if getattr(torch, name, None) is current:
-            replace_attribute(torch, name, wrapper, shim)
+        if getattr(torch, name, None) is current:  # torch.load is torch.serialization.load
+            replace_attribute(torch, name, getattr(serialization, name), SHARED_WRAPPER)
     if installed:
         return None
     return "torch.load/torch.save already carry the checkpoint policy's wrappers, which serve this shim too"
 
 
 def allow_data_only_classes(torch: types.ModuleType) -> str | None:
-    return _install(torch, SHIM_DATA_ONLY)
+    return _install(torch)
 
 
 def trust_own_and_opted_in_files(torch: types.ModuleType) -> str | None:
-    return _install(torch, SHIM_TRUSTED)
+    return _install(torch)
 
 
 _BROKE = (
