@@ -52,3 +52,24 @@ def test_a_name_that_exists_is_never_overwritten(tmp_path):
         env=clean_env(PYTHONPATH=str(tmp_path)),
     )
     assert result.stdout.split() == ["False", "numpy", "True"], result.stderr
+
+
+def test_patching_is_the_only_module_that_marks_or_reads_replacements():
+    # One wrapping primitive: a shim module that set or read the replacement mark itself
+    # would be a second "wrap once" with its own idea of what is already wrapped.
+    import os
+
+    import compatfix
+    from compatfix import patching
+
+    root = os.path.dirname(compatfix.__file__)
+    offenders = []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and path != patching.__file__:
+                with open(path, encoding="utf-8") as handle:
+                    text = handle.read()
+                if patching._MARK in text or "patching._MARK" in text or "_saved[" in text:
+                    offenders.append(os.path.relpath(path, root))
+    assert not offenders, offenders
