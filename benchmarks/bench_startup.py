@@ -43,6 +43,11 @@ How it measures
 * The environment is passed on as it is (minus COMPATFIX_* and PYTHONPATH); children
   write no byte-code under PYTHONDONTWRITEBYTECODE, so the script warns when
   compatfix's start-up modules have none (then every start compiles them).
+* ``--instructions`` also counts the instructions each child executes, under valgrind's
+  callgrind, once per variant and block (PYTHONHASHSEED=0). A count is the same for the
+  same binary, inputs and environment whatever else the machine is doing, so that ratio
+  holds on a loaded machine where the time ratios do not. It is slow (about a minute for
+  ``import numpy``, several for ``import torch``).
 * ``-X importtime`` of the measured venv gives compatfix's own share of start-up, and
   ``sys.modules`` after ``-c pass`` shows what start-up imported: none of wrapt,
   importlib.metadata, packaging, numpy, torch may be there.
@@ -158,6 +163,25 @@ def interleaved(variants: dict[str, tuple[str, dict[str, str]]], args: list[str]
     return results
 
 
+def instructions(python: str, args: list[str], env: dict[str, str]) -> int:
+    """Instructions one child executes, counted by valgrind's callgrind."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, *args],
+                         capture_output=True, text=True, env=dict(env, PYTHONHASHSEED="0"))
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise SystemExit("valgrind %s %s failed:\n%s" % (python, " ".join(args), out.stderr[-2000:]))
+    return int(found.group(1))
+
+
+def instruction_block(title: str, two, args: list[str], with_name: str, without_name: str) -> float:
+    counts = {name: instructions(python, args, env) for name, (python, env) in two.items()}
+    ratio = counts[with_name] / counts[without_name]
+    print("\n%s, instructions (callgrind)\n  %s %d, %s %d: ratio %.4f (%+d)"
+          % (title, with_name, counts[with_name], without_name, counts[without_name], ratio,
+             counts[with_name] - counts[without_name]))
+    return ratio
+
+
 def quartiles(values: list[float]) -> tuple[float, float, float]:
     q = statistics.quantiles(values, n=4, method="inclusive")
     return q[0], q[1], q[2]
@@ -229,6 +253,8 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=5_000_000, help="timeit loops per alias (default 5e6)")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to measure")
     parser.add_argument("--skip-torch", action="store_true", help="skip the `import torch` block")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions with valgrind (load-independent ratios; slow)")
     args = parser.parse_args()
     if args.runs < 4 or args.import_runs < 2:
         parser.error("need --runs >= 4 and --import-runs >= 2")
@@ -280,6 +306,13 @@ def main() -> int:
             summary["torch"] = report_block("(b) python -c 'import torch'",
                                             interleaved(two, ["-c", "import torch"], args.import_runs, warmup=1),
                                             W, WO, args.import_runs)
+
+        if args.instructions:
+            blocks = [("startup", ["-c", "pass"]), ("numpy", ["-c", "import numpy"])]
+            if not args.skip_torch:
+                blocks.append(("torch", ["-c", "import torch"]))
+            summary["instructions"] = {key: instruction_block("(i) python " + " ".join(code), two, code, W, WO)
+                                       for key, code in blocks}
 
         # (c) restored aliases
         # Report mode costs microseconds per access: 1/50 of the loops keeps it quick.
@@ -346,6 +379,8 @@ def main() -> int:
         if "torch" in summary:
             print("  import torch  wall %.3f  cpu %.3f  rss %.3f   target <= 1.02; %d compatfix modules"
                   % (tuple(summary["torch"][k] for k in ("wall", "cpu", "rss")) + (counts["torch"],)))
+        for key, ratio in summary.get("instructions", {}).items():
+            print("  instructions  %-7s %.4f   target <= %s" % (key, ratio, "1.05" if key == "startup" else "1.02"))
         if alias_rows:
             print("  alias access  " + "  ".join("%s %.2f" % kv for kv in alias_rows.items() if kv[0].startswith("plain")))
         print("  heavy modules at start-up: %s" % (" ".join(summary["heavy_at_startup"]) or "none"))

@@ -77,10 +77,29 @@ def has_working_name(module: ModuleType, name: str) -> bool:
     return True
 
 
+class Lazy:
+    """A restored value made on first use. For a name whose value lives in a submodule the
+    target imports lazily (``numpy.char``): restoring it eagerly would make every import of
+    the target pay for that submodule. The name is then served by a module ``__getattr__``
+    until its first use, which makes it a plain attribute."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def _resolved(names: dict[str, Any], name: str) -> Any:
+    value = names[name]
+    if isinstance(value, Lazy):
+        value = names[name] = value.make()
+    return value
+
+
 def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> list[str]:
     """Give ``module`` back the ``names`` that upstream removed; returns those restored.
 
-    A name that exists and works is never overwritten.
+    A name that exists and works is never overwritten. A value may be a ``Lazy``.
     """
     from compatfix import _engine
 
@@ -89,25 +108,36 @@ def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> li
         return []
     engine = _engine.active()
     if engine is not None and engine.tracking_uses:
-        _serve_with_tracking(module, missing, shim, engine.recorder)
+        _serve_from_getattr(module, missing, shim, engine.recorder)
     else:
+        lazy = {name: value for name, value in missing.items() if isinstance(value, Lazy)}
         for name, value in missing.items():
-            _saved.setdefault((module.__name__, name), _MISSING)
-            setattr(module, name, value)
+            if name not in lazy:
+                _saved.setdefault((module.__name__, name), _MISSING)
+                setattr(module, name, value)
+        if lazy:
+            _serve_from_getattr(module, lazy, shim, None)
     for name in sorted(missing):
         _note_change("restored %s.%s" % (module.__name__, name))
     return sorted(missing)
 
 
-def _serve_with_tracking(module: ModuleType, names: dict[str, Any], shim: str, recorder: Any) -> None:
+def _serve_from_getattr(module: ModuleType, names: dict[str, Any], shim: str, recorder: Any) -> None:
+    """Serve ``names`` from a module ``__getattr__`` in front of the module's own: with a
+    ``recorder`` (report mode) every use is recorded with its call site; without one, each
+    (lazy) name becomes a plain attribute at its first use."""
     previous = vars(module).get("__getattr__")
     _saved.setdefault((module.__name__, "__getattr__"), _MISSING if previous is None else previous)
     prefix = module.__name__ + "."
 
     def __getattr__(name: str) -> Any:
         if name in names:
-            recorder.record_use(shim, prefix + name, depth=1)
-            return names[name]
+            if recorder is not None:
+                recorder.record_use(shim, prefix + name, depth=1)
+                return _resolved(names, name)
+            value = _resolved(names, name)
+            setattr(module, name, value)
+            return value
         if previous is not None:
             return previous(name)
         raise AttributeError("module %r has no attribute %r" % (module.__name__, name))

@@ -73,3 +73,27 @@ def test_patching_is_the_only_module_that_marks_or_reads_replacements():
                 if patching._MARK in text or "patching._MARK" in text or "_saved[" in text:
                     offenders.append(os.path.relpath(path, root))
     assert not offenders, offenders
+
+
+def test_a_lazy_restored_value_is_made_at_its_first_use_then_is_a_plain_attribute():
+    result = run_python(code="""
+        import types
+        from compatfix import patching
+        module = types.ModuleType("demo_target")
+        made = []
+        restored = patching.restore_names(
+            module, {"old_name": patching.Lazy(lambda: made.append(1) or 42)}, "demo.lazy")
+        print(restored, made, "old_name" in vars(module))
+        print(module.old_name, made, vars(module).get("old_name"))
+        print(patching.restore_names(module, {"old_name": patching.Lazy(lambda: 0)}, "demo.lazy"))
+        try:
+            module.other
+        except AttributeError as exc:
+            print("AttributeError", exc)
+        """)
+    assert result.stdout.splitlines() == [
+        "['old_name'] [] False",
+        "42 [1] 42",
+        "[]",
+        "AttributeError module 'demo_target' has no attribute 'other'",
+    ], result.stderr

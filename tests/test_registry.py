@@ -8,6 +8,8 @@ import json
 import os
 import sys
 
+import pytest
+
 from support import FIXTURES, TESTS, clean_env, run_python
 
 import compatfix
@@ -90,6 +92,15 @@ def test_import_numpy_loads_no_other_library_s_shims():
     # the standard library's own shims (collections, inspect) load with the engine: they
     # are the interpreter's, and a first target import is when they can apply
     assert libraries - set(sys.stdlib_module_names) == {"numpy"}, loaded
+
+
+@pytest.mark.parametrize("target", ["numpy", "torch"])
+def test_a_target_s_shims_import_none_of_the_target_s_lazy_submodules(target):
+    # Checking a name by behaviour must not pull in what the target loads on first use
+    # (numpy.char, numpy.rec; torch's tensor printing): the import would pay for it.
+    code = "import sys, json, %s; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == %r)))"
+    on, off = (json.loads(run_python(code=code % (target, target), compatfix=flag).stdout) for flag in (True, False))
+    assert sorted(set(on) - set(off)) == []
 
 
 def test_list_and_the_engine_decide_alike_and_list_shows_where_each_is_defined(tmp_path):

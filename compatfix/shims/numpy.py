@@ -11,7 +11,7 @@ import ast
 import builtins
 
 from compatfix._versions import release_tuple
-from compatfix.patching import restore_names
+from compatfix.patching import Lazy, restore_names
 from compatfix.registry import Shim
 
 
@@ -194,8 +194,9 @@ def restore_numpy2_functions(np) -> None:
         "safe_eval": ast.literal_eval,
         # Moved, not removed: the table names their new homes.
         "byte_bounds": np.lib.array_utils.byte_bounds,
-        "compare_chararrays": np.char.compare_chararrays,
-        "format_parser": np.rec.format_parser,
+        # numpy.char and numpy.rec load on first use (numpy's own __getattr__): so do these.
+        "compare_chararrays": Lazy(lambda: np.char.compare_chararrays),
+        "format_parser": Lazy(lambda: np.rec.format_parser),
         "DataSource": np.lib.npyio.DataSource,
         "add_newdoc": np.lib.add_newdoc,
         "add_docstring": np.lib.add_docstring,
