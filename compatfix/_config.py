@@ -6,9 +6,11 @@ Bad values never crash the program: each yields one problem line and is ignored.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from typing import Iterable, Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
+    from typing import Iterable, Mapping
 
 ENV_DISABLE = "COMPATFIX_DISABLE"
 ENV_ENABLE = "COMPATFIX_ENABLE"
@@ -23,6 +25,16 @@ _FALSE = ("", "0", "false", "no", "off")
 
 def split_names(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """fnmatch's case-sensitive match, imported only for a pattern that needs it (the
+    engine loads with the first target import, and most runs name no pattern at all)."""
+    if not any(c in pattern for c in "*?["):
+        return name == pattern
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 class Settings:
@@ -72,7 +84,7 @@ class Settings:
         problems = []
         for variable, patterns in ((ENV_DISABLE, self.disable), (ENV_ENABLE, self.enable)):
             for pattern in patterns:
-                if not fnmatch.filter(known, pattern):
+                if not any(_matches(name, pattern) for name in known):
                     problems.append(
                         "%s names %r, which matches no shim (see `compatfix list`); ignoring it" % (variable, pattern)
                     )
@@ -81,10 +93,10 @@ class Settings:
     def is_enabled(self, name: str, default: bool) -> tuple[bool, str]:
         """Whether a shim is on, and why (for reports). Disabling wins over enabling."""
         for pattern in self.disable:
-            if fnmatch.fnmatchcase(name, pattern):
+            if _matches(name, pattern):
                 return False, "disabled by %s=%s" % (ENV_DISABLE, pattern)
         for pattern in self.enable:
-            if fnmatch.fnmatchcase(name, pattern):
+            if _matches(name, pattern):
                 return True, "enabled by %s=%s" % (ENV_ENABLE, pattern)
         if default:
             return True, "on by default"

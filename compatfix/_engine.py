@@ -8,11 +8,10 @@ module object, and never when the installed versions do not need it.
 
 from __future__ import annotations
 
+import _thread  # not threading: most targets never import it
 import importlib
-import importlib.util
 import os
 import sys
-import threading
 import weakref
 
 from compatfix import _decision, _messages, _report, patching
@@ -59,7 +58,7 @@ class Engine:
         self._loaded_modules: set[str] = set()
         self._done: dict[str, weakref.WeakSet] = {}  # shim name -> modules it ran on
         self._recorded: set[tuple[str, str, str]] = set()
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         for shim in shims:
             self._register(shim)
         names = set(known_names) | set(self.shims)
@@ -153,6 +152,8 @@ class Engine:
         if spec is None or self._replaces_found(fullname, spec):
             shim = self.provide.get(fullname)
             if shim is not None and self._should_run(shim, fullname):
+                import importlib.util
+
                 return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))  # type: ignore[arg-type]
             if spec is None:
                 return None

@@ -4,11 +4,11 @@ distributed run, so that 64 workers do not print 64 copies."""
 from __future__ import annotations
 
 import os
-import threading
+import _thread  # not threading: most targets never import it, and the engine loads with them
 
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "SLURM_PROCID")
 _said: set[str] = set()
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def process_rank() -> int | None:

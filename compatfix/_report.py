@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+import _thread  # not threading: most targets never import it
 import time
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
+    from typing import Any
 
 from compatfix import _messages
 
@@ -30,7 +32,7 @@ class Recorder:
         self.notes: list[str] = []
         self._uses: dict[tuple[str, str, str, int], int] = {}
         self._redirects: dict[tuple[str, str], int] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def add(self, outcome: str, **fields: Any) -> None:
         with self._lock:
@@ -38,7 +40,7 @@ class Recorder:
 
     def start_over(self) -> None:
         """Forget everything: a forked child keeps a record of its own."""
-        self._lock = threading.Lock()  # the parent's may have been held at fork time
+        self._lock = _thread.allocate_lock()  # the parent's may have been held at fork time
         self.applied, self.skipped, self.nothing_to_do, self.failed, self.notes = [], [], [], [], []
         self._uses = {}
         self._redirects = {}

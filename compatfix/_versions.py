@@ -9,23 +9,45 @@ counts as 2.3 (it already carries 2.3's changes). ``packaging`` would say that
 
 from __future__ import annotations
 
-import re
 import sys
-from typing import Mapping
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
+    from typing import Mapping
 
-_RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
-_CLAUSE = re.compile(r"\s*(>=|<=|==|!=|>|<)\s*([^\s,]+)\s*$")
+# Parsed by hand, not with regular expressions: this module loads with the first target
+# import, and compiling two patterns there cost more than all the parsing it does.
+_DIGITS = "0123456789"
+_OPERATORS = (">=", "<=", "==", "!=", ">", "<")
 
 
 def release_tuple(version: str) -> tuple[int, ...]:
     """``'2.3.0a0+ebedce2'`` -> ``(2, 3)``; trailing zeros are dropped for comparison."""
-    match = _RELEASE.match(version)
-    if match is None:
+    text = version.strip()
+    if text[:1] == "v":
+        text = text[1:]
+    end = 0
+    while end < len(text) and (
+        text[end] in _DIGITS or (text[end] == "." and end > 0 and text[end + 1: end + 2] in tuple(_DIGITS))
+    ):
+        end += 1
+    if end == 0:
         raise ValueError("not a version: %r" % (version,))
-    parts = [int(part) for part in match.group(1).split(".")]
+    parts = [int(part) for part in text[:end].split(".")]
     while len(parts) > 1 and parts[-1] == 0:
         parts.pop()
     return tuple(parts)
+
+
+def _clause(clause: str, spec: str) -> tuple[str, str]:
+    """``' >= 1.9 '`` -> ``('>=', '1.9')``."""
+    text = clause.strip()
+    for op in _OPERATORS:
+        if text.startswith(op):
+            bound = text[len(op):].strip()
+            if bound and not any(c.isspace() for c in bound):
+                return op, bound
+            break
+    raise ValueError("not a version range: %r" % (spec,))
 
 
 def in_range(version: str, spec: str) -> bool:
@@ -38,10 +60,7 @@ def in_range(version: str, spec: str) -> bool:
     for clause in spec.split(","):
         if not clause.strip():
             continue
-        match = _CLAUSE.match(clause)
-        if match is None:
-            raise ValueError("not a version range: %r" % (spec,))
-        op, bound = match.groups()
+        op, bound = _clause(clause, spec)
         if bound.endswith(".*") and op in ("==", "!="):
             prefix = release_tuple(bound[:-2])
             padded = have + (0,) * max(0, len(prefix) - len(have))

@@ -17,13 +17,13 @@ target import ~2 ms for nothing these shims need (docs/writing-shims.md).
 from __future__ import annotations
 
 import functools
-import threading
+import _thread  # not threading: most targets never import it
 import warnings
 from types import ModuleType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before numpy
-    from typing import Any, Callable, Mapping
+    from typing import Any, Callable, Iterable, Mapping
 
 _MISSING = object()
 # (owner's qualified name, attribute) -> the value before compatfix touched it.
@@ -33,7 +33,7 @@ _saved: dict[tuple[str, str], Any] = {}
 # The attribute every replacement carries: the name of the shim that put it there.
 _MARK = "__compatfix_shim__"
 
-_collecting = threading.local()
+_collecting = _thread._local()
 
 
 def _owner_name(owner: Any) -> str:
@@ -96,6 +96,25 @@ def _resolved(names: dict[str, Any], name: str) -> Any:
     return value
 
 
+def _absent_names(module: ModuleType, names: Iterable[str]) -> list[str]:
+    """The ``names`` that do not resolve on ``module``, as ``has_working_name`` says, with
+    one warnings context for all of them, and none for a plain module without its own
+    ``__getattr__`` (its ``__dict__`` then says everything)."""
+    attributes = vars(module)
+    unknown = [name for name in names if name not in attributes]
+    if not unknown or (type(module) is ModuleType and "__getattr__" not in attributes):
+        return unknown
+    absent = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in unknown:
+            try:
+                getattr(module, name)
+            except AttributeError:
+                absent.append(name)
+    return absent
+
+
 def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> list[str]:
     """Give ``module`` back the ``names`` that upstream removed; returns those restored.
 
@@ -103,7 +122,8 @@ def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> li
     """
     from compatfix import _engine
 
-    missing = {name: value for name, value in names.items() if not has_working_name(module, name)}
+    absent = set(_absent_names(module, names))
+    missing = {name: value for name, value in names.items() if name in absent}
     if not missing:
         return []
     engine = _engine.active()

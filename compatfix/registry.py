@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
-from typing import Any, Callable, Iterable, Iterator, Mapping
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
+    from typing import Any, Callable, Iterable, Iterator, Mapping
 
 # How a shim meets its target module.
 AFTER_IMPORT = "after_import"  # patch the module right after it is imported
@@ -214,12 +215,21 @@ def declared_entry_points(group: str, path: Iterable[str] | None = None) -> Iter
         for name in names:
             if not name.endswith((".dist-info", ".egg-info")):
                 continue
-            distribution = re.sub(r"[-_.]+", "-", name.rpartition(".")[0].partition("-")[0]).lower()
+            # the normalised project name (PEP 503), without a regular expression: this
+            # runs on the first target import, before anything has compiled one
+            distribution = name.rpartition(".")[0].partition("-")[0].lower().replace("_", "-").replace(".", "-")
+            while "--" in distribution:
+                distribution = distribution.replace("--", "-")
             if distribution in seen:
                 continue
             seen.add(distribution)
+            # Most distributions declare no entry points: os.access answers without the
+            # OSError a failed open would raise, once per distribution on the path.
+            path = folder + os.sep + name + os.sep + "entry_points.txt"
+            if not os.access(path, os.R_OK):
+                continue
             try:
-                with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as handle:
+                with open(path, encoding="utf-8") as handle:
                     text = handle.read()
             except OSError:
                 continue
