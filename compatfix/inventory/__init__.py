@@ -22,7 +22,9 @@ class Removal:
     Exactly one of: ``shim`` names the compatfix shim that restores it; ``dependency``
     names the maintained redistribution compatfix depends on (pyproject.toml, with an
     environment marker) that brings it back; ``reason`` says why there is neither and
-    what to do instead. ``evidence`` says where the removal is recorded.
+    what to do instead. ``evidence`` says where the removal is recorded. ``opt_in``: the shim
+    is off by default (it restores a behaviour that is not safe to restore silently; the
+    registry's ``default=False``), ``note`` adds to the status.
     """
 
     library: str
@@ -34,6 +36,8 @@ class Removal:
     shim: str | None = None
     reason: str | None = None
     dependency: str | None = None
+    opt_in: bool = False
+    note: str | None = None
 
     def __post_init__(self) -> None:
         if [self.shim, self.dependency, self.reason].count(None) != 2:
@@ -42,10 +46,14 @@ class Removal:
     @property
     def status(self) -> str:
         if self.shim:
-            return "shim `%s`" % self.shim
-        if self.dependency:
-            return "dependency " + self.dependency
-        return "no shim: " + self.reason
+            status = "shim `%s`" % self.shim
+            if self.opt_in:
+                status += ", opt-in (`--enable %s`)" % self.shim
+        elif self.dependency:
+            status = "dependency " + self.dependency
+        else:
+            status = "no shim: " + self.reason
+        return status + ("; " + self.note if self.note else "")
 
 
 NUMPY_TABLE = "numpy/_expired_attrs_2_0.py __expired_attributes__ (numpy 2.4.6)"
@@ -141,18 +149,29 @@ REMOVALS: tuple[Removal, ...] = (
     # scikit-learn --------------------------------------------------------------------
     Removal("scikit-learn", "sklearn.utils.linear_assignment_.linear_assignment", "0.23 (deprecated 0.21)",
             "2020-05", "Hungarian matching in tracking and clustering accuracy; returned an (n, 2) array",
-            "scikit-learn 0.21 / 0.23 release notes",
-            reason="not yet shimmed: restorable on scipy.optimize.linear_sum_assignment as "
-            "np.column_stack(...)"),
-    Removal("scikit-learn", "sklearn.externals.joblib, sklearn.externals.six", "0.23 (deprecated 0.21)",
-            "2020-05", "from sklearn.externals import joblib", "scikit-learn 0.23 release notes",
-            reason="not yet shimmed: joblib is a separate package (import joblib)"),
+            "scikit-learn 0.21 / 0.23 release notes", shim="sklearn.utils.linear_assignment_"),
+    Removal("scikit-learn", "sklearn.externals.joblib", "0.23 (deprecated 0.21)",
+            "2020-05", "from sklearn.externals import joblib; joblib.dump(model, path)",
+            "scikit-learn 0.23 release notes",
+            shim="sklearn.externals.joblib",
+            note="`sklearn.externals.joblib.module` provides the module for `import sklearn.externals.joblib`"),
+    Removal("scikit-learn", "sklearn.externals.six", "0.23 (deprecated 0.21)",
+            "2020-05", "Python 2 compatibility", "scikit-learn 0.23 release notes",
+            reason="six is not a dependency of scikit-learn any more: use the standard library (or pip install six)"),
     # scikit-image --------------------------------------------------------------------
     Removal("scikit-image", "skimage.measure.compare_ssim, compare_psnr, compare_mse, compare_nrmse",
-            "0.18 (deprecated 0.16)", "2020-10", "image-quality metrics in restoration code",
-            "scikit-image 0.18.0 release notes",
-            reason="not yet shimmed: aliases of skimage.metrics.structural_similarity, "
-            "peak_signal_noise_ratio, mean_squared_error, normalized_root_mse"),
+            "0.18 (deprecated 0.16)", "2020-12", "image-quality metrics in restoration code",
+            "scikit-image 0.18.0 release notes", shim="skimage.measure.compare_metrics"),
+    Removal("scikit-image", "multichannel= of gaussian, rescale, pyramid_*, hog, slic, felzenszwalb, "
+            "structural_similarity, denoise_*, match_histograms, montage and others",
+            "0.21 (deprecated 0.19 for channel_axis)", "2023-06",
+            "rescale(img, 0.5, multichannel=True) on HxWxC images",
+            "scikit-image 0.19.0 / 0.21.0 release notes", shim="skimage.multichannel"),
+    Removal("scikit-image", "structural_similarity on float images without data_range (raises now)",
+            "0.20", "2023-02", "ssim(a, b) on float images: data_range 2, the width of [-1, 1]",
+            "scikit-image 0.20.0 release notes (PR 6612)",
+            shim="skimage.metrics.ssim_data_range", opt_in=True,
+            note="the old value is the old papers', twice the range of images in [0, 1]"),
     # setuptools ----------------------------------------------------------------------
     Removal("setuptools", "pkg_resources (get_distribution, require, parse_version, iter_entry_points, "
             "resource_filename, working_set, DistributionNotFound, VersionConflict)",

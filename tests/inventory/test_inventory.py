@@ -29,3 +29,10 @@ def test_every_named_shim_exists():
 def test_an_entry_has_exactly_one_of_shim_dependency_reason():
     for removal in inventory.REMOVALS:
         assert [removal.shim, removal.dependency, removal.reason].count(None) == 2, removal
+
+
+def test_opt_in_entries_are_the_shims_off_by_default():
+    defaults = {shim.name: shim.default for shim in registry.builtin_shims()}
+    for removal in inventory.REMOVALS:
+        if removal.shim:
+            assert removal.opt_in == (not defaults[removal.shim]), removal
