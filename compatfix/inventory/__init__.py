@@ -161,6 +161,12 @@ REMOVALS: tuple[Removal, ...] = (
     Removal("torchvision", "torchvision.models.utils", "0.11", "2021-10",
             "load_state_dict_from_url in backbones", "torchvision 0.11 release notes",
             shim="torchvision.models_utils"),
+    Removal("torchvision", "torchvision.io.read_video, read_video_timestamps, write_video, VideoReader, "
+            "torchvision.io.video", "0.26 (deprecated 0.22)", "2026-03",
+            "clip loading in action recognition and the Kinetics/UCF101/HMDB51 datasets",
+            "torchvision 0.22 and 0.26 release notes (video moved to TorchCodec)",
+            reason="not yet shimmed: needs a video decoder (torchvision 0.25 read it through PyAV); use "
+            "torchcodec.decoders.VideoDecoder, or pin torchvision<0.26"),
     # SciPy ---------------------------------------------------------------------------
     Removal("scipy", "scipy.misc.imresize, imread, imsave, imrotate, bytescale, toimage, fromimage",
             "1.2 (deprecated 1.0)", "2018-12",
@@ -229,6 +235,76 @@ REMOVALS: tuple[Removal, ...] = (
 )
 
 
+
+@dataclass(frozen=True)
+class Sweep:
+    """One run of ``scripts/import_sweep.py``: every submodule of ``packages`` imported with
+    compatfix off and on."""
+
+    packages: str
+    modules: int
+    failing_off: int
+    failing_on: int
+    run: str  # the stack it ran on
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Import failures the sweep still finds with compatfix on, and why none is a removed API
+    that a shim should restore (or what to do)."""
+
+    packages: str  # the Sweep it belongs to
+    modules: int
+    cause: str
+    reason: str
+
+
+MODERN = "modern stack (torch 2.14.1, numpy 2.4.6, Python 3.11), session 4"
+OLD_PACKAGES = ("nine 2020-22 packages: timm 0.4.12, kornia 0.5.11, pretrainedmodels 0.7.4, "
+                "efficientnet_pytorch 0.7.1, imgaug 0.4.0, albumentations 0.5.2, segmentation_models_pytorch 0.2.1, "
+                "pycocotools 2.0.11, lvis 0.5.3 (with tqdm, munch; `--path`)")
+
+SWEEPS: tuple[Sweep, ...] = (
+    Sweep("numpy, PIL, yaml, scipy", 1072, 18, 18, MODERN),
+    Sweep("torch", 2208, 92, 92, "modern stack, session 3"),
+    Sweep("torchvision", 187, 3, 3, MODERN),
+    Sweep("sklearn, skimage", 659, 16, 16, MODERN),
+    Sweep(OLD_PACKAGES, 446, 17, 3, MODERN + "; the 14 fixed: imgaug's np.sctypes (numpy.numpy2_aliases)"),
+)
+
+OPTIONAL = "an optional dependency of a submodule that the package imports only when asked; "
+LEFTOVERS: tuple[Leftover, ...] = (
+    Leftover("numpy, PIL, yaml, scipy", 11, "missing module cupy (6), dask (5): scipy's array-API backends",
+             OPTIONAL + "install cupy or dask to use them"),
+    Leftover("numpy, PIL, yaml, scipy", 2, "missing module olefile: PIL.FpxImagePlugin, MicImagePlugin",
+             OPTIONAL + "pip install olefile for FlashPix/MIC images"),
+    Leftover("numpy, PIL, yaml, scipy", 1, "PIL._typing: cannot import numbers._IntegralLike",
+             "a module for type checkers only; Pillow never imports it at run time"),
+    Leftover("numpy, PIL, yaml, scipy", 4, "numpy build-time modules: numpy._core.cversions (code_generators), "
+             "numpy._pyinstaller.hook-numpy (PyInstaller), numpy.distutils.msvc9compiler, msvccompiler",
+             "build and packaging tools, not run-time API"),
+    Leftover("torch", 92, "optional dependencies (cutlass, onnxscript, tensorboard, …)",
+             OPTIONAL + "install the named package where the feature is used"),
+    Leftover("torchvision", 2, "torchvision._C_stable, torchvision.image_stable: 'dynamic module does not define "
+             "module export function'",
+             "native libraries without a Python module init (the sweep finds the .so files), not Python modules"),
+    Leftover("torchvision", 1, "torchvision.io.video: missing module pytorch (pytorch.vision.fb)",
+             "the video API torchvision 0.26 removed; its entry above says what to do"),
+    Leftover("sklearn, skimage", 11, "missing module cupy (6), dask (5): sklearn.externals.array_api_compat",
+             OPTIONAL + "install cupy or dask to use them"),
+    Leftover("sklearn, skimage", 1, "sklearn._build_utils.tempita: missing module Cython", "build-time only"),
+    Leftover("sklearn, skimage", 4, "skimage.io plugins: astropy, GDAL, imread, SimpleITK not installed",
+             OPTIONAL + "install the reader a plugin names"),
+    Leftover(OLD_PACKAGES, 1, "timm.data.tf_preprocessing: missing module tensorflow",
+             OPTIONAL + "pip install tensorflow for timm's TF preprocessing"),
+    Leftover(OLD_PACKAGES, 1, "timm.data.parsers.parser_tfds: SystemExit",
+             "the module calls exit(1) when tensorflow_datasets is missing, an optional dependency: "
+             "pip install tensorflow-datasets"),
+    Leftover(OLD_PACKAGES, 1, "pretrainedmodels.models.wideresnet: missing module hickle",
+             "an undeclared dependency of pretrainedmodels 0.7.4: pip install hickle"),
+)
+
+
 def by_library() -> Iterator[tuple[str, list[Removal]]]:
     """The entries grouped by library, in inventory order."""
     groups: dict[str, list[Removal]] = {}
@@ -254,4 +330,15 @@ def markdown() -> str:
         for r in removals:
             cells = (r.names, r.removed_in, r.date, r.old_use, r.status, r.evidence)
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["", "## Import sweep", "",
+              "`scripts/import_sweep.py` imports every submodule with compatfix off and on. What still fails "
+              "with it on is listed below it, with why no shim restores it.", "",
+              "| Packages | Modules | Failing off | Failing on | Run |", "|---|---|---|---|---|"]
+    for sweep in SWEEPS:
+        lines.append("| %s | %d | %d | %d | %s |" % (sweep.packages, sweep.modules, sweep.failing_off,
+                                                   sweep.failing_on, sweep.run))
+    lines += ["", "### Failures left", "", "| Packages | Modules | Cause | Why no shim |", "|---|---|---|---|"]
+    for left in LEFTOVERS:
+        packages = "the nine 2020-22 packages" if left.packages == OLD_PACKAGES else left.packages
+        lines.append("| %s | %d | %s | %s |" % (packages, left.modules, left.cause, left.reason))
     return "\n".join(lines) + "\n"

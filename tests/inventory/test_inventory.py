@@ -36,3 +36,14 @@ def test_opt_in_entries_are_the_shims_off_by_default():
     for removal in inventory.REMOVALS:
         if removal.shim:
             assert removal.opt_in == (not defaults[removal.shim]), removal
+
+
+def test_the_sweep_s_leftovers_account_for_every_failure_left():
+    sweeps = {sweep.packages: sweep for sweep in inventory.SWEEPS}
+    left: dict[str, int] = {}
+    for leftover in inventory.LEFTOVERS:
+        assert leftover.packages in sweeps, leftover
+        assert leftover.reason, leftover
+        left[leftover.packages] = left.get(leftover.packages, 0) + leftover.modules
+    assert left == {name: sweep.failing_on for name, sweep in sweeps.items() if sweep.failing_on}
+    assert all(sweep.failing_on <= sweep.failing_off <= sweep.modules for sweep in inventory.SWEEPS)
