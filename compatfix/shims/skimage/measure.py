@@ -58,6 +58,30 @@ def compare_nrmse(im_true, im_test, norm_type="euclidean"):
     return normalized_root_mse(im_true, im_test, normalization=norm_type)
 
 
+def marching_cubes_lewiner(volume, level=None, spacing=(1.0, 1.0, 1.0), gradient_direction="descent",
+                           step_size=1, allow_degenerate=True, use_classic=False, mask=None):
+    """scikit-image 0.18's marching_cubes_lewiner: marching_cubes(method='lewiner') with positional
+    arguments (``use_classic`` was already ignored with a warning)."""
+    from skimage.measure import marching_cubes
+
+    return marching_cubes(volume, level, spacing=spacing, gradient_direction=gradient_direction,
+                          step_size=step_size, allow_degenerate=allow_degenerate, method="lewiner", mask=mask)
+
+
+def marching_cubes_classic(volume, level=None, spacing=(1.0, 1.0, 1.0), gradient_direction="descent"):
+    """scikit-image 0.18's marching_cubes_classic: Lorensen's algorithm, returning (verts, faces)."""
+    from skimage.measure import marching_cubes
+
+    verts, faces, _, _ = marching_cubes(volume, level, spacing=spacing, gradient_direction=gradient_direction,
+                                        method="lorensen")
+    return verts, faces
+
+
+def restore_marching_cubes(measure) -> None:
+    restore_names(measure, {"marching_cubes_lewiner": marching_cubes_lewiner,
+                            "marching_cubes_classic": marching_cubes_classic}, "skimage.measure.marching_cubes")
+
+
 def restore_compare_metrics(measure) -> None:
     names = {"compare_ssim": compare_ssim, "compare_psnr": compare_psnr, "compare_mse": compare_mse,
              "compare_nrmse": compare_nrmse}
@@ -74,5 +98,14 @@ SHIMS = (
         "compare_nrmse (renamed into skimage.metrics in 0.16), the metrics of 2018-20 restoration and GAN code",
         summary="restore them over skimage.metrics with their old positional signatures, multichannel and "
         "compare_ssim's old data_range default (the dtype's range)",
+    ),
+    Shim(
+        "skimage.measure.marching_cubes",
+        targets=["skimage.measure"],
+        requires={"skimage": ">=0.19"},
+        apply=restore_marching_cubes,
+        broke="scikit-image 0.19 (2021-12) removed skimage.measure.marching_cubes_lewiner and "
+        "marching_cubes_classic (merged into marching_cubes(method=...) in 0.17), used to mesh SDF volumes",
+        summary="restore them on marching_cubes with method='lewiner' / 'lorensen' and their old returns",
     ),
 )

@@ -72,3 +72,34 @@ def test_old_values():
         """)
     )
     assert result.stdout.split() == ["ok"], result.stderr
+
+
+def test_marching_cubes_lewiner_and_classic_are_missing_without_compatfix():
+    result = run_python(code="from skimage.measure import marching_cubes_lewiner", compatfix=False)
+    assert "cannot import name 'marching_cubes_lewiner'" in result.stderr
+
+
+def test_skimage_measure_marching_cubes_old_functions():
+    """skimage.measure.marching_cubes: marching_cubes_lewiner and marching_cubes_classic."""
+    # A 4x4x4 cube of ones in zeros, level 0.5: every vertex is the midpoint of a grid edge
+    # from a 1-voxel to a 0-voxel, so one coordinate is 1.5 or 5.5 and the two others are
+    # integers in 2..5 (linear interpolation along the edge, by definition).
+    result = run_python(
+        code="""
+        import numpy as np
+        from skimage.measure import marching_cubes_classic, marching_cubes_lewiner
+        volume = np.zeros((8, 8, 8))
+        volume[2:6, 2:6, 2:6] = 1
+        verts, faces, normals, values = marching_cubes_lewiner(volume, 0.5)
+        classic_verts, classic_faces = marching_cubes_classic(volume, 0.5)
+        for points in (verts, classic_verts):
+            half = np.isin(points, (1.5, 5.5))
+            whole = np.isin(points, (2, 3, 4, 5))
+            assert len(points) and (half.sum(1) == 1).all() and (half | whole).all()
+        assert faces.shape[1] == 3 and classic_faces.shape[1] == 3 and len(normals) == len(verts) == len(values)
+        scaled = marching_cubes_lewiner(volume, 0.5, (2.0, 1.0, 1.0))[0]  # spacing, positionally
+        assert np.allclose(scaled[:, 0], 2 * verts[:, 0]) and np.allclose(scaled[:, 1:], verts[:, 1:])
+        print("ok")
+        """
+    )
+    assert result.stdout.split() == ["ok"], result.stderr
