@@ -20,7 +20,7 @@ import sys
 # this equals what the registry declares, so the two cannot drift apart. Standard-library
 # targets (argparse, collections, ...) are left out on purpose: almost every process
 # imports them, so their shims wait until a third-party target has loaded the engine.
-TRIGGER_PACKAGES = frozenset({"apex", "mmcv", "mmdet", "mmseg", "numpy", "PIL", "pkg_resources", "scipy", "timm", "torch", "torchvision", "yaml"})
+TRIGGER_PACKAGES = frozenset({"apex", "mmcv", "mmdet", "mmseg", "numpy", "PIL", "pkg_resources", "scipy", "skimage", "sklearn", "timm", "torch", "torchvision", "yaml"})
 
 # How this process was activated: None (not at all), "pth", "sitecustomize" or "cli".
 activated_by = None  # type: str | None

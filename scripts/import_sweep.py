@@ -8,6 +8,15 @@ modules that fail, grouped by cause::
     pip install --no-deps --target /tmp/old timm==0.4.12 kornia==0.5.11
     .venvs/modern/bin/python scripts/import_sweep.py timm kornia --path /tmp/old
 
+The counts in docs/removed-apis.md ("Import sweep", data in compatfix/inventory) come from
+the runs above on the installed targets and, for the 2020-22 packages, from::
+
+    pip install --no-deps --target /tmp/old timm==0.4.12 kornia==0.5.11 pretrainedmodels==0.7.4 \
+        efficientnet_pytorch==0.7.1 imgaug==0.4.0 albumentations==0.5.2 \
+        segmentation_models_pytorch==0.2.1 pycocotools lvis tqdm munch
+    .venvs/modern/bin/python scripts/import_sweep.py timm kornia pretrainedmodels efficientnet_pytorch \
+        imgaug albumentations segmentation_models_pytorch pycocotools lvis --path /tmp/old
+
 Without package names it sweeps the installed start-up triggers of compatfix. Modules
 are found on disk (``pkgutil.iter_modules`` over each package's path, recursively), so a
 package whose ``__init__`` fails still has its submodules listed. ``__main__`` modules and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create/update the test virtualenvs under .venvs/<stack> (repo root).
 #
-#   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1)
+#   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1 py312 py313)
 #
 # Each stack's requirements live in requirements/<stack>.txt; a stack that also
 # has requirements/<stack>-mmcv.txt gets a second pass that builds mmcv 1.x from
@@ -16,6 +16,9 @@
 # tests run against the built wheel, data files included.
 #
 # Environment: COMPATFIX_PYTHON  interpreter used to create venvs (default python3)
+#
+# A stack named pyXY (py312, py313) is made with Python X.Y instead: pyenv's newest X.Y
+# ($PYENV_ROOT/versions/X.Y.*), else pythonX.Y on PATH (override: COMPATFIX_PYTHON_XY).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,6 +27,23 @@ REQ="$ROOT/requirements"
 VENVS="$ROOT/.venvs"
 PYTHON=${COMPATFIX_PYTHON:-python3}
 STAMP_NAME=.compatfix-stamp
+
+# The interpreter a stack's venv is made with.
+stack_python() {
+    local stack=$1 minor override found
+    if [[ $stack =~ ^py3([0-9]+)$ ]]; then
+        minor=${BASH_REMATCH[1]}
+        override=COMPATFIX_PYTHON_3$minor
+        if [[ -n ${!override:-} ]]; then echo "${!override}"; return; fi
+        found=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3."$minor".*/bin/python3."$minor" 2>/dev/null \
+                | sort -V | tail -n 1)
+        [[ -n $found ]] || found=$(command -v "python3.$minor" || true)
+        [[ -n $found ]] || die "$stack: no Python 3.$minor (pyenv install 3.$minor, or set $override)"
+        echo "$found"
+    else
+        echo "$PYTHON"
+    fi
+}
 
 log() { printf '[setup-stacks] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -54,7 +74,7 @@ stack_hash() {
             if [[ -f $f ]]; then echo "== ${f##*/}"; cat "$f"; fi
         done
         echo "== setup-stacks.sh"; cat "$SELF"
-        echo "== python"; "$PYTHON" -c 'import sys; print(sys.version)'
+        echo "== python"; "$(stack_python "$stack")" -c 'import sys; print(sys.version)'
     } | sha256sum | cut -d' ' -f1
 }
 
@@ -135,7 +155,7 @@ setup_stack() {
         log "$stack: creating venv $venv"
         rm -rf -- "$venv"
         mkdir -p "$VENVS"
-        "$PYTHON" -m venv "$venv"
+        "$(stack_python "$stack")" -m venv "$venv"
     fi
 
     want=$(stack_hash "$stack")

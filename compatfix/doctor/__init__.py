@@ -17,6 +17,7 @@ from compatfix.doctor.apex import check_apex
 from compatfix.doctor.mm_version_pair import check_mm_version_pair
 from compatfix.doctor.mmcv_ops import check_mmcv_ops
 from compatfix.doctor.numpy_abi import _MAX_BINARY_SIZE, _built_with_numpy1, check_numpy_abi
+from compatfix.doctor.removed_apis import check_removed_apis
 from compatfix.doctor.torch_cuda_driver import check_torch_cuda_driver, cuda_driver_version, driver_supports_cuda
 from compatfix.openmmlab.versions import MAX_NAMES as _MAX_NAMES, MIN_NAMES as _MIN_NAMES
 from compatfix.openmmlab.versions import assert_inclusive as _assert_inclusive, constants as _constants
@@ -24,7 +25,7 @@ from compatfix.openmmlab.versions import digit_version as _digit_version, parse 
 
 __all__ = [
     "Finding", "check_apex", "check_mm_version_pair", "check_mmcv_ops", "check_numpy_abi",
-    "check_torch_cuda_driver", "cuda_driver_version", "driver_supports_cuda", "format_findings",
+    "check_removed_apis", "check_torch_cuda_driver", "cuda_driver_version", "driver_supports_cuda", "format_findings",
     "run_checks", "_MAX_BINARY_SIZE", "_built_with_numpy1", "_MAX_NAMES", "_MIN_NAMES",
     "_assert_inclusive", "_constants", "_digit_version", "_parse",
 ]
@@ -38,6 +39,7 @@ _CHECKS: tuple[tuple[str, Callable[[], list[Finding]]], ...] = (
     ("mm-version-pair", check_mm_version_pair),
     ("torch-cuda-driver", check_torch_cuda_driver),
     ("numpy-abi", check_numpy_abi),
+    ("removed-apis", check_removed_apis),
 )
 
 

@@ -22,7 +22,9 @@ class Removal:
     Exactly one of: ``shim`` names the compatfix shim that restores it; ``dependency``
     names the maintained redistribution compatfix depends on (pyproject.toml, with an
     environment marker) that brings it back; ``reason`` says why there is neither and
-    what to do instead. ``evidence`` says where the removal is recorded.
+    what to do instead. ``evidence`` says where the removal is recorded. ``opt_in``: the shim
+    is off by default (it restores a behaviour that is not safe to restore silently; the
+    registry's ``default=False``), ``note`` adds to the status.
     """
 
     library: str
@@ -34,6 +36,8 @@ class Removal:
     shim: str | None = None
     reason: str | None = None
     dependency: str | None = None
+    opt_in: bool = False
+    note: str | None = None
 
     def __post_init__(self) -> None:
         if [self.shim, self.dependency, self.reason].count(None) != 2:
@@ -42,10 +46,14 @@ class Removal:
     @property
     def status(self) -> str:
         if self.shim:
-            return "shim `%s`" % self.shim
-        if self.dependency:
-            return "dependency " + self.dependency
-        return "no shim: " + self.reason
+            status = "shim `%s`" % self.shim
+            if self.opt_in:
+                status += ", opt-in (`--enable %s`)" % self.shim
+        elif self.dependency:
+            status = "dependency " + self.dependency
+        else:
+            status = "no shim: " + self.reason
+        return status + ("; " + self.note if self.note else "")
 
 
 NUMPY_TABLE = "numpy/_expired_attrs_2_0.py __expired_attributes__ (numpy 2.4.6)"
@@ -122,6 +130,30 @@ REMOVALS: tuple[Removal, ...] = (
             reason="now returns a float tensor instead of raising; restoring floor division silently "
             "would change results of code written for the new rule, so no shim; use // or torch.div(..., "
             "rounding_mode='floor')"),
+    Removal("torch", "uint8 masks in masked_fill, masked_fill_, masked_select, masked_scatter(_)",
+            "2.x (deprecated 1.2)", "2023",
+            "attention and padding masks built with .byte() or torch.ByteTensor",
+            "torch 1.2.0 release notes (bool masks); today's 'only supports boolean masks' errors",
+            shim="torch.uint8_masks", note="restored: a refused call is retried with mask.bool()"),
+    Removal("torch", "x[uint8_mask] = value (index assignment with a uint8 mask)", "2.x (deprecated 1.2)", "2023",
+            "in-place masking of losses and targets",
+            "today's 'masked_fill_ only supports boolean masks' error from index_put_",
+            reason="the assignment goes through Tensor.__setitem__, on every indexing assignment of every "
+            "program; wrapping it costs too much: use x[mask.bool()] = value"),
+    Removal("torch", "stft without return_complex (real (..., 2) result); istft of that real view",
+            "2.0 (deprecated 1.8)", "2023-03", "spectrogram losses and vocoders in 2020-22 audio code",
+            "torch 2.0.0 release notes; 'stft requires the return_complex parameter' errors",
+            shim="torch.stft_real_view", note="restored: only calls that now raise change"),
+    Removal("torch", "in-place arithmetic on integer tensors with a float result (a += 0.5, a /= 2)",
+            "1.5 / 1.7 (type promotion; true division)", "2020-04",
+            "counters and index arithmetic written for torch <= 1.4",
+            "torch 1.5.0 and 1.7.0 release notes (type promotion, BC-breaking)",
+            shim="torch.inplace_int_arithmetic", opt_in=True,
+            note="opt-in: torch 1.4's truncation silently hides what torch now reports"),
+    Removal("torch", "1 - bool_tensor, -bool_tensor", "1.2", "2019-08",
+            "mask inversion when comparisons returned uint8",
+            "torch 1.2.0 release notes (comparison ops return bool)",
+            reason="before 2020; an operator on every tensor: use ~mask or mask.logical_not()"),
     # torchvision ---------------------------------------------------------------------
     Removal("torchvision", "torchvision.transforms.functional_tensor, functional_pil", "0.17", "2024-01",
             "basicsr's rgb_to_grayscale import", "torchvision 0.17 release notes",
@@ -129,6 +161,12 @@ REMOVALS: tuple[Removal, ...] = (
     Removal("torchvision", "torchvision.models.utils", "0.11", "2021-10",
             "load_state_dict_from_url in backbones", "torchvision 0.11 release notes",
             shim="torchvision.models_utils"),
+    Removal("torchvision", "torchvision.io.read_video, read_video_timestamps, write_video, VideoReader, "
+            "torchvision.io.video", "0.26 (deprecated 0.22)", "2026-03",
+            "clip loading in action recognition and the Kinetics/UCF101/HMDB51 datasets",
+            "torchvision 0.22 and 0.26 release notes (video moved to TorchCodec)",
+            reason="not yet shimmed: needs a video decoder (torchvision 0.25 read it through PyAV); use "
+            "torchcodec.decoders.VideoDecoder, or pin torchvision<0.26"),
     # SciPy ---------------------------------------------------------------------------
     Removal("scipy", "scipy.misc.imresize, imread, imsave, imrotate, bytescale, toimage, fromimage",
             "1.2 (deprecated 1.0)", "2018-12",
@@ -141,18 +179,47 @@ REMOVALS: tuple[Removal, ...] = (
     # scikit-learn --------------------------------------------------------------------
     Removal("scikit-learn", "sklearn.utils.linear_assignment_.linear_assignment", "0.23 (deprecated 0.21)",
             "2020-05", "Hungarian matching in tracking and clustering accuracy; returned an (n, 2) array",
-            "scikit-learn 0.21 / 0.23 release notes",
-            reason="not yet shimmed: restorable on scipy.optimize.linear_sum_assignment as "
-            "np.column_stack(...)"),
-    Removal("scikit-learn", "sklearn.externals.joblib, sklearn.externals.six", "0.23 (deprecated 0.21)",
-            "2020-05", "from sklearn.externals import joblib", "scikit-learn 0.23 release notes",
-            reason="not yet shimmed: joblib is a separate package (import joblib)"),
+            "scikit-learn 0.21 / 0.23 release notes", shim="sklearn.utils.linear_assignment_"),
+    Removal("scikit-learn", "sklearn.externals.joblib", "0.23 (deprecated 0.21)",
+            "2020-05", "from sklearn.externals import joblib; joblib.dump(model, path)",
+            "scikit-learn 0.23 release notes",
+            shim="sklearn.externals.joblib",
+            note="`sklearn.externals.joblib.module` provides the module for `import sklearn.externals.joblib`"),
+    Removal("scikit-learn", "sklearn.externals.six", "0.23 (deprecated 0.21)",
+            "2020-05", "Python 2 compatibility", "scikit-learn 0.23 release notes",
+            reason="six is not a dependency of scikit-learn any more: use the standard library (or pip install six)"),
     # scikit-image --------------------------------------------------------------------
     Removal("scikit-image", "skimage.measure.compare_ssim, compare_psnr, compare_mse, compare_nrmse",
-            "0.18 (deprecated 0.16)", "2020-10", "image-quality metrics in restoration code",
-            "scikit-image 0.18.0 release notes",
-            reason="not yet shimmed: aliases of skimage.metrics.structural_similarity, "
-            "peak_signal_noise_ratio, mean_squared_error, normalized_root_mse"),
+            "0.18 (deprecated 0.16)", "2020-12", "image-quality metrics in restoration code",
+            "scikit-image 0.18.0 release notes", shim="skimage.measure.compare_metrics"),
+    Removal("scikit-image", "multichannel= of gaussian, rescale, pyramid_*, hog, slic, felzenszwalb, "
+            "structural_similarity, denoise_*, match_histograms, montage and others",
+            "0.21 (deprecated 0.19 for channel_axis)", "2023-06",
+            "rescale(img, 0.5, multichannel=True) on HxWxC images",
+            "scikit-image 0.19.0 / 0.21.0 release notes", shim="skimage.multichannel"),
+    Removal("scikit-image", "selem= of the morphology operators, filters.median and filters.rank",
+            "0.21 (renamed footprint in 0.19)", "2023-06", "binary_erosion(mask, selem=disk(3))",
+            "scikit-image 0.19.0 / 0.21.0 release notes", shim="skimage.selem"),
+    Removal("scikit-image", "skimage.feature.greycomatrix, greycoprops", "0.21 (renamed 0.19)", "2023-06",
+            "GLCM texture features", "scikit-image 0.19.0 / 0.21.0 release notes",
+            shim="skimage.feature.grey_names"),
+    Removal("scikit-image", "skimage.color.rgb2grey, grey2rgb", "0.21 (deprecated 0.19)", "2023-06",
+            "grey conversion in data loaders", "scikit-image 0.19.0 / 0.21.0 release notes",
+            shim="skimage.color.grey_names"),
+    Removal("scikit-image", "skimage.feature.register_translation", "0.19 (moved 0.17)", "2021-12",
+            "sub-pixel image registration", "scikit-image 0.17.0 / 0.19.0 release notes",
+            shim="skimage.feature.register_translation"),
+    Removal("scikit-image", "skimage.morphology.watershed", "0.19 (moved 0.17)", "2021-12",
+            "instance separation in segmentation post-processing", "scikit-image 0.17.0 / 0.19.0 release notes",
+            shim="skimage.morphology.watershed"),
+    Removal("scikit-image", "skimage.measure.marching_cubes_lewiner, marching_cubes_classic",
+            "0.19 (merged 0.17)", "2021-12", "meshing SDF and occupancy volumes",
+            "scikit-image 0.17.0 / 0.19.0 release notes", shim="skimage.measure.marching_cubes"),
+    Removal("scikit-image", "structural_similarity on float images without data_range (raises now)",
+            "0.20", "2023-02", "ssim(a, b) on float images: data_range 2, the width of [-1, 1]",
+            "scikit-image 0.20.0 release notes (PR 6612)",
+            shim="skimage.metrics.ssim_data_range", opt_in=True,
+            note="the old value is the old papers', twice the range of images in [0, 1]"),
     # setuptools ----------------------------------------------------------------------
     Removal("setuptools", "pkg_resources (get_distribution, require, parse_version, iter_entry_points, "
             "resource_filename, working_set, DistributionNotFound, VersionConflict)",
@@ -186,6 +253,76 @@ REMOVALS: tuple[Removal, ...] = (
 )
 
 
+
+@dataclass(frozen=True)
+class Sweep:
+    """One run of ``scripts/import_sweep.py``: every submodule of ``packages`` imported with
+    compatfix off and on."""
+
+    packages: str
+    modules: int
+    failing_off: int
+    failing_on: int
+    run: str  # the stack it ran on
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Import failures the sweep still finds with compatfix on, and why none is a removed API
+    that a shim should restore (or what to do)."""
+
+    packages: str  # the Sweep it belongs to
+    modules: int
+    cause: str
+    reason: str
+
+
+MODERN = "modern stack (torch 2.14.1, numpy 2.4.6, Python 3.11), session 4"
+OLD_PACKAGES = ("nine 2020-22 packages: timm 0.4.12, kornia 0.5.11, pretrainedmodels 0.7.4, "
+                "efficientnet_pytorch 0.7.1, imgaug 0.4.0, albumentations 0.5.2, segmentation_models_pytorch 0.2.1, "
+                "pycocotools 2.0.11, lvis 0.5.3 (with tqdm, munch; `--path`)")
+
+SWEEPS: tuple[Sweep, ...] = (
+    Sweep("numpy, PIL, yaml, scipy", 1072, 18, 18, MODERN),
+    Sweep("torch", 2208, 92, 92, "modern stack, session 3"),
+    Sweep("torchvision", 187, 3, 3, MODERN),
+    Sweep("sklearn, skimage", 659, 16, 16, MODERN),
+    Sweep(OLD_PACKAGES, 446, 17, 3, MODERN + "; the 14 fixed: imgaug's np.sctypes (numpy.numpy2_aliases)"),
+)
+
+OPTIONAL = "an optional dependency of a submodule that the package imports only when asked; "
+LEFTOVERS: tuple[Leftover, ...] = (
+    Leftover("numpy, PIL, yaml, scipy", 11, "missing module cupy (6), dask (5): scipy's array-API backends",
+             OPTIONAL + "install cupy or dask to use them"),
+    Leftover("numpy, PIL, yaml, scipy", 2, "missing module olefile: PIL.FpxImagePlugin, MicImagePlugin",
+             OPTIONAL + "pip install olefile for FlashPix/MIC images"),
+    Leftover("numpy, PIL, yaml, scipy", 1, "PIL._typing: cannot import numbers._IntegralLike",
+             "a module for type checkers only; Pillow never imports it at run time"),
+    Leftover("numpy, PIL, yaml, scipy", 4, "numpy build-time modules: numpy._core.cversions (code_generators), "
+             "numpy._pyinstaller.hook-numpy (PyInstaller), numpy.distutils.msvc9compiler, msvccompiler",
+             "build and packaging tools, not run-time API"),
+    Leftover("torch", 92, "optional dependencies (cutlass, onnxscript, tensorboard, …)",
+             OPTIONAL + "install the named package where the feature is used"),
+    Leftover("torchvision", 2, "torchvision._C_stable, torchvision.image_stable: 'dynamic module does not define "
+             "module export function'",
+             "native libraries without a Python module init (the sweep finds the .so files), not Python modules"),
+    Leftover("torchvision", 1, "torchvision.io.video: missing module pytorch (pytorch.vision.fb)",
+             "the video API torchvision 0.26 removed; its entry above says what to do"),
+    Leftover("sklearn, skimage", 11, "missing module cupy (6), dask (5): sklearn.externals.array_api_compat",
+             OPTIONAL + "install cupy or dask to use them"),
+    Leftover("sklearn, skimage", 1, "sklearn._build_utils.tempita: missing module Cython", "build-time only"),
+    Leftover("sklearn, skimage", 4, "skimage.io plugins: astropy, GDAL, imread, SimpleITK not installed",
+             OPTIONAL + "install the reader a plugin names"),
+    Leftover(OLD_PACKAGES, 1, "timm.data.tf_preprocessing: missing module tensorflow",
+             OPTIONAL + "pip install tensorflow for timm's TF preprocessing"),
+    Leftover(OLD_PACKAGES, 1, "timm.data.parsers.parser_tfds: SystemExit",
+             "the module calls exit(1) when tensorflow_datasets is missing, an optional dependency: "
+             "pip install tensorflow-datasets"),
+    Leftover(OLD_PACKAGES, 1, "pretrainedmodels.models.wideresnet: missing module hickle",
+             "an undeclared dependency of pretrainedmodels 0.7.4: pip install hickle"),
+)
+
+
 def by_library() -> Iterator[tuple[str, list[Removal]]]:
     """The entries grouped by library, in inventory order."""
     groups: dict[str, list[Removal]] = {}
@@ -211,4 +348,15 @@ def markdown() -> str:
         for r in removals:
             cells = (r.names, r.removed_in, r.date, r.old_use, r.status, r.evidence)
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["", "## Import sweep", "",
+              "`scripts/import_sweep.py` imports every submodule with compatfix off and on. What still fails "
+              "with it on is listed below it, with why no shim restores it.", "",
+              "| Packages | Modules | Failing off | Failing on | Run |", "|---|---|---|---|---|"]
+    for sweep in SWEEPS:
+        lines.append("| %s | %d | %d | %d | %s |" % (sweep.packages, sweep.modules, sweep.failing_off,
+                                                   sweep.failing_on, sweep.run))
+    lines += ["", "### Failures left", "", "| Packages | Modules | Cause | Why no shim |", "|---|---|---|---|"]
+    for left in LEFTOVERS:
+        packages = "the nine 2020-22 packages" if left.packages == OLD_PACKAGES else left.packages
+        lines.append("| %s | %d | %s | %s |" % (packages, left.modules, left.cause, left.reason))
     return "\n".join(lines) + "\n"

@@ -587,6 +587,7 @@ def test_run_checks_runs_every_check():
         ("mm-version-pair", doctor.check_mm_version_pair),
         ("torch-cuda-driver", doctor.check_torch_cuda_driver),
         ("numpy-abi", doctor.check_numpy_abi),
+        ("removed-apis", doctor.check_removed_apis),
     )
 
 

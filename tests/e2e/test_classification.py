@@ -29,6 +29,9 @@ from support import FIXTURES, clean_env, free_port, has_cuda_gpu
 
 MAIN = os.path.join(FIXTURES, "classification", "main_2021.py")
 TIMEOUT = 300
+
+# Also on Python 3.12 (issue 10): the legacy script on the newest interpreter the matrix has torch for.
+pytestmark = pytest.mark.stack("modern", "py312")
 NUM_CLASSES = 5
 
 # The shim modules the script needs beyond CPU mode (module presence, not a flag).

@@ -29,3 +29,21 @@ def test_every_named_shim_exists():
 def test_an_entry_has_exactly_one_of_shim_dependency_reason():
     for removal in inventory.REMOVALS:
         assert [removal.shim, removal.dependency, removal.reason].count(None) == 2, removal
+
+
+def test_opt_in_entries_are_the_shims_off_by_default():
+    defaults = {shim.name: shim.default for shim in registry.builtin_shims()}
+    for removal in inventory.REMOVALS:
+        if removal.shim:
+            assert removal.opt_in == (not defaults[removal.shim]), removal
+
+
+def test_the_sweep_s_leftovers_account_for_every_failure_left():
+    sweeps = {sweep.packages: sweep for sweep in inventory.SWEEPS}
+    left: dict[str, int] = {}
+    for leftover in inventory.LEFTOVERS:
+        assert leftover.packages in sweeps, leftover
+        assert leftover.reason, leftover
+        left[leftover.packages] = left.get(leftover.packages, 0) + leftover.modules
+    assert left == {name: sweep.failing_on for name, sweep in sweeps.items() if sweep.failing_on}
+    assert all(sweep.failing_on <= sweep.failing_off <= sweep.modules for sweep in inventory.SWEEPS)

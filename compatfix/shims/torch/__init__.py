@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Callable
 
-from compatfix.patching import replace_attribute, restore_names
+from compatfix.patching import replace_attribute, restore_names, wrap
 from compatfix.registry import RISK_BEHAVIOUR, Shim
 
 # torch's own named tuples of these results are gone with the functions.
@@ -164,6 +164,118 @@ def restore_fft_functions(torch) -> None:
     restore_names(torch, _fft_functions(torch), "torch.fft_functions")
 
 
+
+# --- behaviour changes that now raise where 2020-22 code ran -------------------------------
+
+_MASKED = {  # Tensor method / torch function -> position of the mask among the arguments after self
+    "masked_fill": 0, "masked_fill_": 0, "masked_select": 0, "masked_scatter": 0, "masked_scatter_": 0,
+}
+
+
+def _uint8_mask_retry(position: int, torch):
+    def make(function):
+        def with_uint8_mask(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except RuntimeError:
+                # torch <= 1.13 took a uint8 mask as "nonzero = selected" (with a deprecation
+                # warning); only a call that failed on such a mask is retried, with .bool().
+                if "mask" in kwargs and getattr(kwargs["mask"], "dtype", None) == torch.uint8:
+                    kwargs["mask"] = kwargs["mask"].bool()
+                elif len(args) > position and getattr(args[position], "dtype", None) == torch.uint8:
+                    args = args[:position] + (args[position].bool(),) + args[position + 1:]
+                else:
+                    raise
+                return function(*args, **kwargs)
+
+        return with_uint8_mask
+
+    return make
+
+
+def accept_uint8_masks(torch) -> str | None:
+    try:
+        torch.zeros(1).masked_fill(torch.ones(1, dtype=torch.uint8), 0.0)
+        return "this torch still takes uint8 masks"
+    except RuntimeError:
+        pass
+    for name, position in _MASKED.items():
+        # Tensor methods: self is args[0], so the mask is one further on.
+        wrap(torch.Tensor, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks")
+        if hasattr(torch, name):
+            wrap(torch, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks")
+    return None
+
+
+def _stft_real_view(torch):
+    def make(stft):
+        def stft_with_old_default(input, *args, **kwargs):
+            # Old positional order: n_fft, hop_length, win_length, window, center, pad_mode,
+            # normalized, onesided, return_complex (the 9th, added in 1.7).
+            if len(args) < 9 and kwargs.get("return_complex") is None and not input.is_complex():
+                kwargs["return_complex"] = True
+                return torch.view_as_real(stft(input, *args, **kwargs))
+            return stft(input, *args, **kwargs)
+
+        return stft_with_old_default
+
+    return make
+
+
+def _istft_real_view(torch):
+    def make(istft):
+        def istft_of_real_view(input, *args, **kwargs):
+            if not input.is_complex() and input.dim() >= 3 and input.shape[-1] == 2:
+                input = torch.view_as_complex(input.contiguous())
+            return istft(input, *args, **kwargs)
+
+        return istft_of_real_view
+
+    return make
+
+
+def restore_stft_real_view(torch) -> None:
+    wrap(torch, "stft", _stft_real_view(torch), "torch.stft_real_view")
+    wrap(torch, "istft", _istft_real_view(torch), "torch.stft_real_view")
+
+
+_INPLACE = {"add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div",
+            "__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div"}
+
+
+def _old_inplace(op: str, torch):
+    def make(method):
+        def inplace_with_old_casting(self, other, *args, **kwargs):
+            try:
+                return method(self, other, *args, **kwargs)
+            except RuntimeError as error:
+                if "can't be cast to the desired output type" not in str(error) or self.is_floating_point() \
+                        or self.is_complex() or self.dtype == torch.bool:
+                    raise
+                # torch <= 1.4 on an integer tensor: a Python number operand was converted to
+                # the tensor's dtype first (truncated), and division of integers truncated.
+                if isinstance(other, (int, float)) and not isinstance(other, bool):
+                    other = int(other)
+                elif not (isinstance(other, torch.Tensor) and not other.is_floating_point()
+                          and not other.is_complex()):
+                    raise
+                if op == "div":
+                    if args or kwargs:
+                        raise
+                    result = torch.div(self, other, rounding_mode="trunc")
+                else:
+                    result = getattr(torch, op)(self, other, *args, **kwargs)
+                return self.copy_(result)
+
+        return inplace_with_old_casting
+
+    return make
+
+
+def restore_inplace_casting(torch) -> None:
+    for name, op in _INPLACE.items():
+        wrap(torch.Tensor, name, _old_inplace(op, torch), "torch.inplace_int_arithmetic")
+
 SHIMS = (
     Shim(
         "torch.fft_functions",
@@ -184,5 +296,37 @@ SHIMS = (
         broke="torch 1.13-2.x turned torch.symeig, eig, solve, lstsq, qr, cholesky and matrix_rank "
         "(deprecated in 1.9) into stubs raising 'deprecated since version 1.9 and is now removed'",
         summary="restore them on torch.linalg with their old argument orders, tuples and layouts",
+    ),
+    Shim(
+        "torch.uint8_masks",
+        targets=["torch"],
+        requires={"torch": ">=2.0"},
+        apply=accept_uint8_masks,
+        broke="torch 2.x made masked_fill(_), masked_select and masked_scatter(_) refuse uint8 masks "
+        "('only supports boolean masks'), which torch 1.2-1.13 took with a deprecation warning",
+        summary="retry a call that failed on a uint8 mask with mask.bool() (nonzero = selected, as before); "
+        "working calls are not touched",
+    ),
+    Shim(
+        "torch.stft_real_view",
+        targets=["torch"],
+        requires={"torch": ">=2.0"},
+        apply=restore_stft_real_view,
+        broke="torch 2.0 (2023-03) made stft require return_complex for real input and istft require "
+        "complex input, where 2020-22 audio code used the real (..., 2) layout (the default before 1.8)",
+        summary="stft without return_complex returns the old real view (view_as_real of the complex "
+        "result); istft takes that real view again",
+    ),
+    Shim(
+        "torch.inplace_int_arithmetic",
+        targets=["torch"],
+        requires={"torch": ">=1.5"},
+        apply=restore_inplace_casting,
+        risk=RISK_BEHAVIOUR,
+        default=False,
+        broke="torch 1.5-1.7 (2020) refused in-place arithmetic on integer tensors whose result type is "
+        "float ('result type Float can't be cast to the desired output type Long'): a += 0.5, a /= 2",
+        summary="opt-in: torch 1.4's rule again for those calls only, a number operand truncated to the "
+        "tensor's dtype and integer division truncating; silently truncating can hide bugs, hence opt-in",
     ),
 )

@@ -10,7 +10,7 @@ import pytest
 
 from support import run_python
 
-pytestmark = pytest.mark.stack("modern", "paper", "numpy1", "timm1")
+pytestmark = pytest.mark.stack("modern", "paper", "numpy1", "timm1", "py312", "py313")
 
 ABC_NAMES = ["Iterable", "Mapping", "MutableMapping", "Sequence", "Callable", "Hashable", "Set"]
 

@@ -135,3 +135,126 @@ def test_rfft_irfft_ifft_keep_the_torch_1_7_layout_and_normalisation():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr
+
+
+# --- behaviour changes that now raise: torch.uint8_masks, torch.stft_real_view, and the opt-in
+# torch.inplace_int_arithmetic. Expected values by hand (numpy, plain Python).
+
+UINT8_MASKS = """
+import numpy as np, torch
+x = torch.arange(6.0).reshape(2, 3)
+m = (x > 2).to(torch.uint8)
+calls = {
+    "masked_fill": lambda: x.masked_fill(m, -1.0),
+    "masked_fill_": lambda: x.clone().masked_fill_(mask=m, value=-1.0),
+    "torch.masked_fill": lambda: torch.masked_fill(x, m, -1.0),
+    "masked_select": lambda: x.masked_select(m),
+    "masked_scatter": lambda: x.masked_scatter(m, torch.full((6,), 7.0)),
+}
+for name, call in calls.items():
+    try:
+        print(name, call().tolist())
+    except RuntimeError as error:
+        print(name, "refused" if "mask" in str(error) else str(error))
+"""
+
+
+def test_uint8_masks_are_refused_without_compatfix():
+    result = run_python(code=UINT8_MASKS, compatfix=False)
+    assert [line.split()[-1] for line in result.stdout.splitlines()] == ["refused"] * 5, result.stderr
+
+
+def test_uint8_masks_select_where_nonzero():
+    import json
+
+    result = run_python(code=UINT8_MASKS)
+    got = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1]) for line in result.stdout.splitlines()}
+    values = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    selected = [[v > 2 for v in row] for row in values]  # the old rule: nonzero = selected
+    filled = [[-1.0 if s else v for v, s in zip(row, srow)] for row, srow in zip(values, selected)]
+    assert got["masked_fill"] == got["masked_fill_"] == got["torch.masked_fill"] == filled, result.stderr
+    assert got["masked_select"] == [v for row in values for v in row if v > 2]
+    assert got["masked_scatter"] == [[7.0 if s else v for v, s in zip(row, srow)] for row, srow in zip(values, selected)]
+
+
+STFT = """
+import numpy as np, torch
+signal = torch.sin(torch.arange(400, dtype=torch.float64) * 0.3) + 0.1 * torch.arange(400, dtype=torch.float64) / 400
+window = torch.hann_window(64, dtype=torch.float64)
+for name, call in {"stft": lambda: torch.stft(signal, 64, 16, window=window),
+                   "method": lambda: signal.stft(64, 16, 64, window)}.items():
+    try:
+        spectrum = call()
+    except RuntimeError as error:
+        print(name, "refused" if "return_complex" in str(error) else str(error))
+        continue
+    # By hand: centre-pad by n_fft // 2 (reflect), frames every hop, windowed, one-sided DFT.
+    padded = np.pad(signal.numpy(), 32, mode="reflect")
+    frames = np.stack([padded[i:i + 64] * window.numpy() for i in range(0, len(padded) - 64 + 1, 16)], 1)
+    dft = np.fft.rfft(frames, axis=0)
+    expected = np.stack([dft.real, dft.imag], -1)
+    print(name, tuple(spectrum.shape) == expected.shape and spectrum.dtype == torch.float64
+          and np.allclose(spectrum.numpy(), expected))
+real_view = torch.view_as_real(torch.stft(signal, 64, 16, window=window, return_complex=True))
+try:
+    back = torch.istft(real_view, 64, 16, window=window, length=400)
+    print("istft", bool(torch.allclose(back, signal)))
+except (RuntimeError, TypeError) as error:
+    print("istft", "refused" if "complex" in str(error) else str(error))
+"""
+
+
+def test_stft_without_return_complex_and_istft_of_the_real_view_are_refused_without_compatfix():
+    result = run_python(code=STFT, compatfix=False)
+    assert result.stdout.split() == ["stft", "refused", "method", "refused", "istft", "refused"], result.stderr
+
+
+def test_stft_returns_the_old_real_layout_and_istft_inverts_it():
+    result = run_python(code=STFT)
+    assert result.stdout.split() == ["stft", "True", "method", "True", "istft", "True"], result.stderr
+
+
+INPLACE = """
+import torch
+results = []
+for name, step in (("+= 0.5", lambda a: a.__iadd__(0.5)), ("*= 1.5", lambda a: a.__imul__(1.5)),
+                   ("/= 2", lambda a: a.__itruediv__(2)), ("div_(tensor)", lambda a: a.div_(torch.tensor([2, 2, 2]))),
+                   ("sub_(2.7)", lambda a: a.sub_(2.7))):
+    a = torch.tensor([1, 5, -5])
+    try:
+        out = step(a)
+        results.append((name, a.tolist(), out is a))
+    except RuntimeError as error:
+        results.append((name, "refused" if "can't be cast" in str(error) else str(error), None))
+print(repr(results))
+"""
+
+
+def test_inplace_int_arithmetic_is_refused_by_default():
+    import ast
+
+    for compatfix in (False, True):  # off, and on without the opt-in
+        result = run_python(code=INPLACE, compatfix=compatfix)
+        assert [r[1] for r in ast.literal_eval(result.stdout)] == ["refused"] * 5, result.stderr
+
+
+def test_inplace_int_arithmetic_follows_torch_1_4_when_enabled():
+    import ast
+
+    from support import clean_env
+
+    result = run_python(code=INPLACE, env=clean_env(True, COMPATFIX_ENABLE="torch.inplace_int_arithmetic"))
+    values = [1, 5, -5]
+
+    def truncating(v, d):  # C's integer division, torch <= 1.4's for integer tensors
+        q = abs(v) // abs(d)
+        return q if (v >= 0) == (d > 0) else -q
+
+    expected = [
+        ("+= 0.5", [v + int(0.5) for v in values], True),  # the operand becomes 0 first
+        ("*= 1.5", [v * int(1.5) for v in values], True),
+        ("/= 2", [truncating(v, 2) for v in values], True),
+        ("div_(tensor)", [truncating(v, 2) for v in values], True),
+        ("sub_(2.7)", [v - int(2.7) for v in values], True),
+    ]
+    assert ast.literal_eval(result.stdout) == expected, result.stderr

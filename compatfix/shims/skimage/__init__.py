@@ -1,0 +1,120 @@
+"""Shims for scikit-image. ``skimage.multichannel`` and ``skimage.selem`` are here because they
+fix several submodules; a single submodule's shims live beside this file (``measure.py``,
+``metrics.py``, ``feature.py``, ...)."""
+
+from __future__ import annotations
+
+from compatfix.patching import wrap
+from compatfix.registry import Shim
+
+# The functions that took ``multichannel`` in scikit-image 0.18 and take ``channel_axis`` today
+# (0.19 deprecated the one for the other; 0.21 removed ``multichannel``), by module.
+MULTICHANNEL = {
+    "skimage.exposure": ("match_histograms",),
+    "skimage.feature": ("hog", "multiscale_basic_features"),
+    "skimage.filters": ("gaussian", "unsharp_mask", "difference_of_gaussians"),
+    "skimage.metrics": ("structural_similarity",),
+    "skimage.restoration": ("cycle_spin", "denoise_bilateral", "denoise_nl_means", "denoise_tv_bregman",
+                            "denoise_tv_chambolle", "denoise_wavelet", "estimate_sigma", "inpaint_biharmonic"),
+    "skimage.segmentation": ("felzenszwalb", "random_walker", "slic"),
+    "skimage.transform": ("pyramid_expand", "pyramid_gaussian", "pyramid_laplacian", "pyramid_reduce",
+                          "rescale", "warp_polar"),
+    "skimage.util": ("montage", "apply_parallel"),
+    "skimage.draw": ("random_shapes",),
+}
+_MISSING = object()
+
+
+def _accept_multichannel(function):
+    def with_multichannel(*args, **kwargs):
+        multichannel = kwargs.pop("multichannel", _MISSING)
+        if multichannel is not _MISSING:
+            if kwargs.get("channel_axis") is not None:
+                raise ValueError("multichannel and channel_axis are mutually exclusive")
+            # 0.19's deprecation rule: multichannel=True is channel_axis=-1, False is None.
+            kwargs["channel_axis"] = -1 if multichannel else None
+        return function(*args, **kwargs)
+
+    return with_multichannel
+
+
+def accept_multichannel(module) -> str | None:
+    import inspect
+
+    done = []
+    for name in MULTICHANNEL.get(module.__name__, ()):
+        function = getattr(module, name, None)
+        if function is None:
+            continue
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            continue
+        if "channel_axis" in parameters and "multichannel" not in parameters:
+            wrap(module, name, _accept_multichannel, "skimage.multichannel")
+            done.append(name)
+    return None if done else "these functions still take multichannel here"
+
+
+# The functions that took ``selem`` in scikit-image 0.18 and take ``footprint`` today (0.19
+# renamed it; the old keyword went with 0.21's removals), by module; skimage.filters.rank: all
+# of its filters.
+SELEM = {
+    "skimage.morphology": ("binary_erosion", "binary_dilation", "binary_opening", "binary_closing", "erosion",
+                           "dilation", "opening", "closing", "white_tophat", "black_tophat", "reconstruction",
+                           "h_maxima", "h_minima", "local_maxima", "local_minima", "flood", "flood_fill"),
+    "skimage.filters": ("median",),
+    "skimage.filters.rank": None,
+}
+
+
+def _accept_selem(function):
+    def with_selem(*args, **kwargs):
+        if "selem" in kwargs:
+            if kwargs.get("footprint") is not None:
+                raise TypeError("selem and footprint are the same argument; give one")
+            kwargs["footprint"] = kwargs.pop("selem")
+        return function(*args, **kwargs)
+
+    return with_selem
+
+
+def accept_selem(module) -> str | None:
+    import inspect
+
+    names = SELEM.get(module.__name__) or tuple(getattr(module, "__all__", ()))
+    done = []
+    for name in names:
+        function = getattr(module, name, None)
+        if not callable(function):
+            continue
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            continue
+        if "footprint" in parameters and "selem" not in parameters:
+            wrap(module, name, _accept_selem, "skimage.selem")
+            done.append(name)
+    return None if done else "these functions still take selem here"
+
+
+SHIMS = (
+    Shim(
+        "skimage.multichannel",
+        targets=sorted(MULTICHANNEL),
+        requires={"skimage": ">=0.21"},
+        apply=accept_multichannel,
+        broke="scikit-image 0.21 (2023-06) removed the multichannel argument (deprecated in 0.19 for "
+        "channel_axis) of gaussian, rescale, hog, slic, structural_similarity, the denoisers and others",
+        summary="accept multichannel=True/False again as channel_axis=-1/None",
+    ),
+    Shim(
+        "skimage.selem",
+        targets=sorted(SELEM),
+        requires={"skimage": ">=0.21"},
+        apply=accept_selem,
+        broke="scikit-image 0.21 (2023-06) removed the selem argument (renamed footprint in 0.19) of the "
+        "morphology operators, filters.median and the rank filters",
+        summary="accept selem= again as footprint=",
+    ),
+)
