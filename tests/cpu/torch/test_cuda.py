@@ -25,11 +25,13 @@ def test_legacy_cuda_tensor_types_are_the_cpu_types():
                 torch.cuda.HalfTensor(2), torch.cuda.ByteTensor([1]), torch.cuda.DoubleTensor(1),
                 torch.cuda.IntTensor([3]), torch.cuda.BoolTensor([True])]
         assert all(t.device.type == "cpu" for t in made)
-        assert [t.dtype for t in made[2:]] == [torch.int64, torch.float16, torch.uint8, torch.float64,
+        # HalfTensor is float32: CPU mode's precision policy (tests/cpu/torch/test_half_as_float32.py)
+        assert [t.dtype for t in made[2:]] == [torch.int64, torch.float32, torch.uint8, torch.float64,
                                                  torch.int32, torch.bool]
         x = torch.ones(2, 3)
         assert x.type(torch.cuda.LongTensor).dtype == torch.int64
-        assert x.type("torch.cuda.HalfTensor").dtype == torch.float16
+        assert x.type("torch.cuda.HalfTensor").dtype == torch.float32  # the precision policy
+        assert x.type("torch.cuda.ShortTensor").dtype == torch.int16
         assert x.type(dtype="torch.cuda.DoubleTensor", non_blocking=True).dtype == torch.float64
         assert x.type("torch.IntTensor").dtype == torch.int32 and x.type() == "torch.FloatTensor"
         assert x.type(torch.float64).dtype == torch.float64
