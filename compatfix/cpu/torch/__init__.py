@@ -25,7 +25,8 @@ rewritten where they are consumed: a ``str`` starting with ``"cuda"``, a
 
 Decisions
 ---------
-* ``torch.cuda.is_available()`` is **True** and ``device_count()`` is 1: the CPU is the
+* ``torch.cuda.is_available()`` is **True** and ``device_count()`` is 1 (under a
+  launcher: its local world size, so every local rank has "its" device): the CPU is the
   one CUDA device, so scripts that insist on a GPU (``assert is_available()``,
   ``device = 'cuda'`` without fallback) take the branch they were written for, and
   ``device_count`` agrees with ``is_available``. Torch internals that must not believe
