@@ -77,10 +77,13 @@ Decisions
   calling into a CUDA runtime that is not there, and ``nn.DataParallel`` finds no
   devices and simply runs the wrapped module.
 
-Not covered: ``.cuda()``/``device='cuda'`` inside TorchScript-compiled code (TorchScript
-resolves them without Python), ``torch.cuda.*Storage`` and ``torch.cuda.sparse`` legacy
-types, ``torch.set_default_device('cuda')`` (torch 2.0+, after the scripts this mode is
-for), ``torch.cuda.utilization()`` and other NVML queries.
+* Legacy ``torch.cuda.*Storage`` and ``torch.cuda.sparse.*Tensor`` types are the CPU ones
+  too. ``torch.set_default_device('cuda')`` needs nothing of its own here (tested:
+  its tensors are CPU tensors in CPU mode).
+
+Not covered: ``.cuda()``/``device='cuda'``/``dtype=torch.float16`` inside
+TorchScript-compiled code (TorchScript resolves them without Python); the ``torch.cuda``
+names docs/cpu-mode.md lists as not covered (CUDA graphs, raw allocator control).
 
 Each concern is its own shim, so one can be disabled without the others
 (``--disable cpu.torch.factories``): ``cpu.torch.tensor_moves``, ``cpu.torch.factories``,
@@ -235,6 +238,10 @@ LEGACY_TYPE_NAMES = (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
 )
+LEGACY_STORAGE_NAMES = (
+    "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "ByteStorage", "CharStorage",
+    "ShortStorage", "IntStorage", "LongStorage", "BoolStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+)
 _CUDA_TYPE_PREFIX = "torch.cuda."
 
 
@@ -248,6 +255,18 @@ def _patch_legacy_types(torch) -> None:
         cpu_type = getattr(torch, name, None)
         if cpu_type is not None and getattr(cuda, name, None) is not cpu_type:
             patching.replace_attribute(cuda, name, cpu_type, SHIM_LEGACY_TYPES)  # a type: torch's own object, unmarked
+    # torch.cuda.FloatStorage & co. are the CPU storage types (FloatStorage(n), from_buffer,
+    # isinstance), and torch.cuda.sparse.FloatTensor & co. the CPU sparse ones.
+    for name in LEGACY_STORAGE_NAMES:
+        cpu_type = getattr(torch, name, None)
+        if cpu_type is not None and hasattr(cuda, name) and getattr(cuda, name) is not cpu_type:
+            patching.replace_attribute(cuda, name, cpu_type, SHIM_LEGACY_TYPES)
+    cuda_sparse, cpu_sparse = getattr(cuda, "sparse", None), getattr(torch, "sparse", None)
+    if cuda_sparse is not None and cpu_sparse is not None:
+        for name in LEGACY_TYPE_NAMES:
+            cpu_type = getattr(cpu_sparse, name, None)
+            if cpu_type is not None and hasattr(cuda_sparse, name) and getattr(cuda_sparse, name) is not cpu_type:
+                patching.replace_attribute(cuda_sparse, name, cpu_type, SHIM_LEGACY_TYPES)
 
     Tensor = torch.Tensor
     original_type = Tensor.type

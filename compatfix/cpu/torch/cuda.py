@@ -386,6 +386,62 @@ def _cuda_functions(torch) -> dict:
     def set_per_process_memory_fraction(fraction, device=None):
         pass
 
+    # NVML-backed queries (nvidia-ml-py is not there): an idle device, no processes.
+    def utilization(device=None):
+        _index(device)
+        return 0
+
+    def memory_usage(device=None):
+        _index(device)
+        return 0
+
+    def temperature(device=None):
+        _index(device)
+        return 0
+
+    def power_draw(device=None):
+        _index(device)
+        return 0
+
+    def clock_rate(device=None):
+        _index(device)
+        return 0
+
+    def device_memory_used(device=None):
+        _index(device)
+        return 0
+
+    def list_gpu_processes(device=None):
+        return "GPU:%d\nno processes are running" % _index(device)
+
+    def get_per_process_memory_fraction(device=None):
+        _index(device)
+        return 1.0
+
+    def can_device_access_peer(device, peer_device):
+        _index(device)
+        _index(peer_device)
+        return False
+
+    def set_stream(stream):
+        pass
+
+    def get_sync_debug_mode():
+        return 0
+
+    def set_sync_debug_mode(debug_mode):
+        pass
+
+    def current_blas_handle():
+        return 0
+
+    def current_solver_handle():
+        return 0
+
+    def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None):
+        # the callables, run eagerly: they compute what their graphed versions would
+        return callables
+
     def manual_seed(seed):
         generator.manual_seed(int(seed))
 
@@ -464,13 +520,39 @@ def _patch_cuda(cuda) -> None:
             query = _dress(_for_scripts(original, answer, "torch.cuda." + name), original, name)
             query.__module__ = "torch.cuda"
             patching.replace_attribute(cuda, name, query, SHIM_QUERIES)
+    random = getattr(cuda, "random", None)  # torch.cuda.random.manual_seed & co.: the same functions
     for name, function in _cuda_functions(torch).items():
         function.__module__ = "torch.cuda"
         function.__qualname__ = name
-        patching.replace_attribute(cuda, name, _counted(function, "torch.cuda." + name), SHIM_QUERIES)
-    for name, cls in (("Event", Event), ("Stream", Stream), ("StreamContext", StreamContext),
-                      ("device", device), ("device_of", device_of)):
+        counted = _counted(function, "torch.cuda." + name)
+        patching.replace_attribute(cuda, name, counted, SHIM_QUERIES)
+        if random is not None and name in getattr(random, "__all__", ()):
+            patching.replace_attribute(random, name, _counted(function, "torch.cuda.random." + name), SHIM_QUERIES)
+    for name, cls in (("Event", Event), ("Stream", Stream), ("ExternalStream", Stream),
+                      ("StreamContext", StreamContext), ("device", device), ("device_of", device_of)):
         patching.replace_attribute(cuda, name, cls, SHIM_QUERIES)
+    patching.replace_attribute(cuda, "default_generators", (torch.default_generator,), SHIM_QUERIES)
+    profiler = getattr(cuda, "profiler", None)  # torch.cuda imports it
+    if profiler is not None:
+        _patch_profiler(profiler)
+
+
+def _patch_profiler(profiler) -> None:
+    """``torch.cuda.profiler.start()/stop()/profile()`` (nvprof/nsys ranges) do nothing."""
+
+    def start():
+        _count("torch.cuda.profiler.start")
+
+    def stop():
+        _count("torch.cuda.profiler.stop")
+
+    def profile():
+        _count("torch.cuda.profiler.profile")
+        return _NullContext()
+
+    for function in (start, stop, profile):
+        function.__module__ = "torch.cuda.profiler"
+        patching.replace_attribute(profiler, function.__name__, function, SHIM_QUERIES)
 
 
 def _patch_amp(amp) -> None:
