@@ -135,9 +135,27 @@ def _env_int(name: str) -> int:
         return 0
 
 
+def _slurm_tasks_per_node() -> int:
+    """The most tasks SLURM starts on one node of this step (``SLURM_NTASKS_PER_NODE``, or
+    ``SLURM_STEP_TASKS_PER_NODE``/``SLURM_TASKS_PER_NODE`` such as ``2(x3)`` or ``3,2``)."""
+    count = _env_int("SLURM_NTASKS_PER_NODE")
+    if not count:
+        spec = os.environ.get("SLURM_STEP_TASKS_PER_NODE") or os.environ.get("SLURM_TASKS_PER_NODE") or ""
+        for part in spec.split(","):
+            number = part.partition("(")[0]
+            if number.isdigit():
+                count = max(count, int(number))
+    return count
+
+
 def local_device_count() -> int:
-    """How many CUDA devices CPU mode plays here: the launcher's local world size, else 1."""
-    return max(1, _env_int("LOCAL_WORLD_SIZE"), _env_int("LOCAL_RANK") + 1)
+    """How many CUDA devices CPU mode plays here: the launcher's local world size (torchrun,
+    torch.distributed.launch, or SLURM's tasks on this node for srun/submitit), else 1."""
+    if "SLURM_PROCID" in os.environ or "SLURM_LOCALID" in os.environ:
+        slurm = max(_slurm_tasks_per_node(), _env_int("SLURM_LOCALID") + 1)
+    else:
+        slurm = 0
+    return max(1, _env_int("LOCAL_WORLD_SIZE"), _env_int("LOCAL_RANK") + 1, slurm)
 
 
 def _index(device=None, optional=True) -> int:

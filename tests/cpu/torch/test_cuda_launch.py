@@ -95,9 +95,85 @@ def test_without_a_launcher_one_device_and_per_index_checks():
         assert torch.cuda.current_device() == 2 and len(torch.cuda.get_rng_state_all()) == 4
         del os.environ["LOCAL_WORLD_SIZE"]  # launch before torch 1.9: only LOCAL_RANK
         assert torch.cuda.device_count() == 3
+        del os.environ["LOCAL_RANK"]  # an srun task: SLURM's tasks on this node
+        os.environ.update(SLURM_PROCID="5", SLURM_LOCALID="1", SLURM_TASKS_PER_NODE="4(x2)")
+        assert torch.cuda.device_count() == 4
+        os.environ["SLURM_NTASKS_PER_NODE"] = "3"
+        assert torch.cuda.device_count() == 3
         print("OK")
         """
     result = run_python(code=code, env=clean_env(COMPATFIX_DEVICE="cpu"))
     assert "OK" in result.stdout, result.stdout + result.stderr
     off = run_python(code=code, env=clean_env())
     assert off.returncode != 0 and "OK" not in off.stdout
+
+
+# --- issue 12, item 5: more than one node, and SLURM without a launcher ----------------------
+
+
+def test_two_node_loopback_launch_two_ranks_per_node(tmp_path):
+    """Two launchers (``--nnodes 2 --node_rank 0/1``) on loopback, two ranks each: node 0 is
+    started through ``python -m compatfix --device cpu``, node 1 through the installed .pth
+    with ``COMPATFIX_DEVICE=cpu``; every rank is in CPU mode and sees the two devices of its
+    node, and mmcv's init_dist joins all four."""
+    out = tmp_path / "out"
+    out.mkdir()
+    port = str(free_port())
+    common = ["-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "2", "--master_addr",
+              "127.0.0.1", "--master_port", port]
+    env = clean_env(GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    nodes = [
+        subprocess.Popen([sys.executable, "-m", "compatfix", "--device", "cpu", *common, "--node_rank", "0",
+                          SCRIPT, str(out), "--mmcv"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, stdin=subprocess.DEVNULL),
+        subprocess.Popen([sys.executable, *common, "--node_rank", "1", SCRIPT, str(out), "--mmcv"],
+                         env=dict(env, COMPATFIX_DEVICE="cpu"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, stdin=subprocess.DEVNULL),
+    ]
+    outputs = [node.communicate(timeout=300)[0] for node in nodes]
+    results = {int(p.name[4:-5]): json.loads(p.read_text()) for p in out.glob("rank*.json")}
+    assert sorted(results) == [0, 1, 2, 3], outputs[0][-3000:] + outputs[1][-3000:]
+    for rank, result in results.items():
+        check_rank(rank % 2, result)
+        assert result["cpu_mode"] is True and result["COMPATFIX_DEVICE"] == "cpu"
+        assert result["dist_info"] == [rank, 4] and result["current_after_init_dist"] == rank % 2
+        assert result["all_reduce"] == 10.0
+
+
+SLURM = os.path.join(FIXTURES, "cpu_launch", "slurm_style.py")
+
+
+def slurm_tasks(tmp_path, init, cpu_mode=True):
+    out = tmp_path / "out"
+    out.mkdir(parents=True)
+    url = "tcp://127.0.0.1:%d" % free_port() if init == "tcp" else (tmp_path / "rendezvous").as_uri()
+    processes = []
+    for task in range(2):
+        env = clean_env(GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+                        SLURM_PROCID=str(task), SLURM_LOCALID=str(task), SLURM_NTASKS="2", SLURM_NODEID="0",
+                        SLURM_JOB_NUM_NODES="1", SLURM_STEP_TASKS_PER_NODE="2", SLURM_TASKS_PER_NODE="2")
+        if task == 0 and cpu_mode:  # one task through the runner, one through the .pth
+            command = [sys.executable, "-m", "compatfix", "--device", "cpu", SLURM, str(out), url]
+        else:
+            command = [sys.executable, SLURM, str(out), url]
+            if cpu_mode:
+                env["COMPATFIX_DEVICE"] = "cpu"
+        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True, stdin=subprocess.DEVNULL))
+    outputs = [process.communicate(timeout=200)[0] for process in processes]
+    results = {int(p.name[4:-5]): json.loads(p.read_text()) for p in out.glob("rank*.json")}
+    return results, "\n".join(outputs)
+
+
+@pytest.mark.parametrize("init", ["tcp", "file"])
+def test_slurm_style_tasks_without_a_launcher(tmp_path, init):
+    results, output = slurm_tasks(tmp_path, init)
+    assert sorted(results) == [0, 1], output[-4000:]
+    for rank, result in results.items():
+        assert result["device_count"] == 2 and result["current_device"] == rank, result
+        assert result["world_size"] == 2 and result["all_reduce"] == 3.0 and result["backend"] == "gloo"
+        assert result["cpu_mode"] is True
+    if init == "tcp":
+        results, output = slurm_tasks(tmp_path / "off", init, cpu_mode=False)
+        assert results == {}
+        assert "AssertionError" in output or CUDA_ERROR.search(output), output[-3000:]
