@@ -140,6 +140,34 @@ def test_two_node_loopback_launch_two_ranks_per_node(tmp_path):
         assert result["all_reduce"] == 10.0
 
 
+def test_two_node_loopback_launch_without_cpu_mode_activates_every_rank_alike(tmp_path):
+    """The same two-launcher layout without CPU mode (a gloo script): node 0 through
+    ``python -m compatfix --disable numpy.asscalar``, node 1 through the .pth with
+    ``COMPATFIX_DISABLE=numpy.asscalar``; every rank runs with compatfix active and the
+    same options, and sees this machine's real device count (0)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    common = ["-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1", "--master_addr",
+              "127.0.0.1", "--master_port", str(free_port())]
+    script = os.path.join(FIXTURES, "cpu_launch", "activation.py")
+    env = clean_env(GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    nodes = [
+        subprocess.Popen([sys.executable, "-m", "compatfix", "--disable", "numpy.asscalar", *common, "--node_rank",
+                          "0", script, str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, stdin=subprocess.DEVNULL),
+        subprocess.Popen([sys.executable, *common, "--node_rank", "1", script, str(out)],
+                         env=dict(env, COMPATFIX_DISABLE="numpy.asscalar"), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL),
+    ]
+    outputs = [node.communicate(timeout=300)[0] for node in nodes]
+    results = {int(p.name[4:-5]): json.loads(p.read_text()) for p in out.glob("rank*.json")}
+    assert sorted(results) == [0, 1], outputs[0][-3000:] + outputs[1][-3000:]
+    for result in results.values():
+        assert result["active"] is True and result["disable"] == ["numpy.asscalar"], result
+        assert result["device"] in (None, "") and result["cpu_mode"] is False and result["device_count"] == 0
+        assert result["world_size"] == 2 and result["all_reduce"] == 3.0
+
+
 SLURM = os.path.join(FIXTURES, "cpu_launch", "slurm_style.py")
 
 
