@@ -25,7 +25,8 @@ rewritten where they are consumed: a ``str`` starting with ``"cuda"``, a
 
 Decisions
 ---------
-* ``torch.cuda.is_available()`` is **True** and ``device_count()`` is 1: the CPU is the
+* ``torch.cuda.is_available()`` is **True** and ``device_count()`` is 1 (under a
+  launcher: its local world size, so every local rank has "its" device): the CPU is the
   one CUDA device, so scripts that insist on a GPU (``assert is_available()``,
   ``device = 'cuda'`` without fallback) take the branch they were written for, and
   ``device_count`` agrees with ``is_available``. Torch internals that must not believe
@@ -76,10 +77,13 @@ Decisions
   calling into a CUDA runtime that is not there, and ``nn.DataParallel`` finds no
   devices and simply runs the wrapped module.
 
-Not covered: ``.cuda()``/``device='cuda'`` inside TorchScript-compiled code (TorchScript
-resolves them without Python), ``torch.cuda.*Storage`` and ``torch.cuda.sparse`` legacy
-types, ``torch.set_default_device('cuda')`` (torch 2.0+, after the scripts this mode is
-for), ``torch.cuda.utilization()`` and other NVML queries.
+* Legacy ``torch.cuda.*Storage`` and ``torch.cuda.sparse.*Tensor`` types are the CPU ones
+  too. ``torch.set_default_device('cuda')`` needs nothing of its own here (tested:
+  its tensors are CPU tensors in CPU mode).
+
+Not covered: ``.cuda()``/``device='cuda'``/``dtype=torch.float16`` inside
+TorchScript-compiled code (TorchScript resolves them without Python); the ``torch.cuda``
+names docs/cpu-mode.md lists as not covered (CUDA graphs, raw allocator control).
 
 Each concern is its own shim, so one can be disabled without the others
 (``--disable cpu.torch.factories``): ``cpu.torch.tensor_moves``, ``cpu.torch.factories``,
@@ -234,6 +238,10 @@ LEGACY_TYPE_NAMES = (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
 )
+LEGACY_STORAGE_NAMES = (
+    "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "ByteStorage", "CharStorage",
+    "ShortStorage", "IntStorage", "LongStorage", "BoolStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+)
 _CUDA_TYPE_PREFIX = "torch.cuda."
 
 
@@ -247,6 +255,18 @@ def _patch_legacy_types(torch) -> None:
         cpu_type = getattr(torch, name, None)
         if cpu_type is not None and getattr(cuda, name, None) is not cpu_type:
             patching.replace_attribute(cuda, name, cpu_type, SHIM_LEGACY_TYPES)  # a type: torch's own object, unmarked
+    # torch.cuda.FloatStorage & co. are the CPU storage types (FloatStorage(n), from_buffer,
+    # isinstance), and torch.cuda.sparse.FloatTensor & co. the CPU sparse ones.
+    for name in LEGACY_STORAGE_NAMES:
+        cpu_type = getattr(torch, name, None)
+        if cpu_type is not None and hasattr(cuda, name) and getattr(cuda, name) is not cpu_type:
+            patching.replace_attribute(cuda, name, cpu_type, SHIM_LEGACY_TYPES)
+    cuda_sparse, cpu_sparse = getattr(cuda, "sparse", None), getattr(torch, "sparse", None)
+    if cuda_sparse is not None and cpu_sparse is not None:
+        for name in LEGACY_TYPE_NAMES:
+            cpu_type = getattr(cpu_sparse, name, None)
+            if cpu_type is not None and hasattr(cuda_sparse, name) and getattr(cuda_sparse, name) is not cpu_type:
+                patching.replace_attribute(cuda_sparse, name, cpu_type, SHIM_LEGACY_TYPES)
 
     Tensor = torch.Tensor
     original_type = Tensor.type
@@ -387,18 +407,31 @@ def _rebind(function):
 SHIM_HALF = "cpu.torch.half_as_float32"
 _count_half = counter(SHIM_HALF)
 
+# Spellings of float16 that Tensor.type accepts (the CUDA ones reach it as 'torch.HalfTensor'
+# once cpu.torch.legacy_types has mapped them, or as torch.FloatTensor once this shim has).
+_HALF_TYPE_NAMES = ("torch.HalfTensor", "torch.cuda.HalfTensor")
+
 
 def _patch_half(torch) -> None:
-    """``Tensor.half()``, ``Module.half()`` and ``.to(torch.float16)`` keep float32 (opt-in,
-    ``--enable cpu.torch.half_as_float32``; docs/cpu-mode.md), so explicit half casts (mmcv's
-    ``auto_fp16``, apex O2/O3's ``model.half()``) never meet float32 weights or inputs."""
+    """CPU mode's precision policy (docs/cpu-mode.md, "Half precision"): every explicit cast
+    to float16 keeps float32. ``Tensor.half()``, ``Module.half()``, ``.to(torch.float16)``
+    (tensor and module, positional or ``dtype=``), ``Tensor.type(torch.float16 |
+    'torch.cuda.HalfTensor' | torch.HalfTensor)``, ``dtype=torch.float16`` in tensor
+    factories and ``Tensor.new_*``, and ``torch.cuda.HalfTensor`` (``torch.FloatTensor``).
+    So mmcv's ``auto_fp16``, apex O2/O3's ``model.half()``, ``network_to_half`` and
+    ``FP16_Optimizer`` never meet float32 weights or inputs, and nothing computes in
+    float16 on the CPU (14x slower than float32 there). A tensor cast to "half" is a new
+    tensor, as the real cast makes one (also with ``copy=False``, which a real cast to
+    another dtype ignores too), so writing into it leaves the source alone."""
     Tensor, Module, half = torch.Tensor, torch.nn.Module, torch.float16
     float32 = torch.float32
+    tensor_to = Tensor.to
+    preserve = torch.preserve_format
 
     def tensor_half(original):
-        def half_as_float(self, memory_format=torch.preserve_format):
+        def half_as_float(self, memory_format=preserve):
             _count_half("Tensor.half")
-            return self.float(memory_format=memory_format)
+            return tensor_to(self, dtype=float32, copy=True, memory_format=memory_format)
 
         return half_as_float
 
@@ -409,25 +442,82 @@ def _patch_half(torch) -> None:
 
         return half_as_float
 
-    def to(original):
-        def to_float_for_half(self, *args, **kwargs):
-            if kwargs.get("dtype") is half:
-                _count_half("to(dtype=float16)")
-                kwargs["dtype"] = float32
-            elif half in args:
-                _count_half("to(float16)")
-                args = tuple(float32 if arg is half else arg for arg in args)
+    def to(copies):
+        def wrap_to(original):
+            def to_float_for_half(self, *args, **kwargs):
+                if kwargs.get("dtype") is half:
+                    _count_half("to(dtype=float16)")
+                    kwargs["dtype"] = float32
+                    if copies and len(args) < 2:
+                        kwargs["copy"] = True
+                else:
+                    for index, arg in enumerate(args):
+                        if arg is half:
+                            _count_half("to(float16)")
+                            args = args[:index] + (float32,) + args[index + 1:]
+                            # a positional copy (after non_blocking) follows the dtype: it stays
+                            if copies and len(args) - index < 3:
+                                kwargs["copy"] = True
+                            break
+                return original(self, *args, **kwargs)
+
+            return to_float_for_half
+
+        return wrap_to
+
+    half_names = _HALF_TYPE_NAMES
+    half_type = torch.HalfTensor
+
+    def tensor_type(original):
+        def type_float_for_half(self, *args, **kwargs):  # noqa: A002 - torch's name
+            dtype = args[0] if args else kwargs.get("dtype")
+            if dtype is half or dtype is half_type or (dtype.__class__ is str and dtype in half_names):
+                _count_half("Tensor.type(float16)")
+                non_blocking = args[1] if len(args) > 1 else kwargs.get("non_blocking", False)
+                return tensor_to(self, dtype=float32, non_blocking=bool(non_blocking), copy=True)
             return original(self, *args, **kwargs)
 
-        return to_float_for_half
+        return type_float_for_half
 
     patching.wrap(Tensor, "half", tensor_half, SHIM_HALF)
     patching.wrap(Module, "half", module_half, SHIM_HALF)
-    patching.wrap(Tensor, "to", to, SHIM_HALF)
-    patching.wrap(Module, "to", to, SHIM_HALF)
+    patching.wrap(Tensor, "to", to(True), SHIM_HALF)
+    patching.wrap(Module, "to", to(False), SHIM_HALF)
+    patching.wrap(Tensor, "type", tensor_type, SHIM_HALF)
+    _patch_half_factories(torch, half, float32)
     cuda = torch.cuda
     if getattr(cuda, "HalfTensor", None) is not torch.FloatTensor:
         patching.replace_attribute(cuda, "HalfTensor", torch.FloatTensor, SHIM_HALF)
+
+
+def _patch_half_factories(torch, half, float32) -> None:
+    """``dtype=torch.float16`` in torch's tensor factories and ``Tensor.new_*`` is float32.
+    Each factory wrapper is registered with TorchScript as the same aten builtin, as
+    cpu.torch.factories' are."""
+    from torch.jit import _builtins
+
+    table = _builtins._get_builtin_table()
+
+    def dtype_wrapper(original):
+        def float_for_half(*args, **kwargs):
+            if kwargs and kwargs.get("dtype") is half:
+                _count_half("dtype=float16")
+                kwargs["dtype"] = float32
+            return original(*args, **kwargs)
+
+        return float_for_half
+
+    for name in FACTORY_NAMES:
+        current = getattr(torch, name, None)
+        if current is None:
+            continue
+        op = table.get(id(current))
+        if patching.wrap(torch, name, dtype_wrapper, SHIM_HALF):
+            getattr(torch, name).__module__ = "torch"
+            if op is not None:
+                _builtins._register_builtin(getattr(torch, name), op)
+    for name in TENSOR_NEW_NAMES:
+        patching.wrap(torch.Tensor, name, dtype_wrapper, SHIM_HALF)
 
 
 def _with_is_cuda(patch):
@@ -471,6 +561,6 @@ SHIMS = (
             "x.half() / model.half() / .to(torch.float16) (mmcv auto_fp16 with fp16_enabled, apex O2/O3), "
             "then 'Input type (c10::Half) and bias type (float) should be the same'",
             "half precision is float32 at every cast point: Tensor.half, Module.half and "
-            ".to(torch.float16) keep float32, torch.cuda.HalfTensor is torch.FloatTensor (opt-in: "
-            "it changes what code asking for float16 gets)", default=False),
+            ".to(torch.float16), Tensor.type(float16) and dtype=float16 in factories keep float32, "
+            "torch.cuda.HalfTensor is torch.FloatTensor (CPU mode's precision policy)"),
 )

@@ -1,9 +1,11 @@
 """CPU mode for the ``torch.cuda`` namespace: the CPU plays the one CUDA device.
 
 ``cpu.torch.cuda.device_queries``: ``is_available``/``device_count``/``is_initialized`` (True,
-1, True to scripts; torch's own modules get torch's answers), device properties, memory
+1 or the launcher's local world size, True to scripts; torch's own modules get torch's
+answers), ``set_device``/``current_device`` and ``device(i)`` contexts, per-index device
+properties (checked against the count, as torch does), memory
 statistics (0), synchronisation, seeding and RNG state on the CPU generator, ``Event``
-(wall-clock timing), ``Stream`` and the ``device``/``stream`` contexts (no-ops).
+(wall-clock timing), ``Stream`` and the ``stream`` context (no-ops).
 ``cpu.torch.cuda.amp``: ``torch.cuda.amp.autocast`` runs its region in float32 and
 ``torch.cuda.amp.GradScaler`` is a scale-1 passthrough. The decisions behind each answer are
 in ``compatfix.cpu.torch`` and docs/cpu-mode.md.
@@ -115,12 +117,95 @@ class StreamContext(_NullContext):
     pass
 
 
-class device(_NullContext):  # noqa: N801 - torch's name
-    pass
+# --- the devices CPU mode plays ----------------------------------------------------------
+#
+# One device, or under a launcher as many as the launcher starts on this node (torchrun and
+# torch.distributed.launch set LOCAL_WORLD_SIZE; LOCAL_RANK + 1 at least), so that
+# ``assert torch.cuda.device_count() > local_rank`` and ``set_device(local_rank)`` hold on
+# every rank. The environment is read at each call: scripts of the era set LOCAL_RANK
+# themselves from SLURM's variables before they ask.
+
+_current = [0]  # the current device index (set_device, torch.cuda.device contexts)
 
 
-class device_of(_NullContext):  # noqa: N801 - torch's name
-    pass
+def _env_int(name: str) -> int:
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return 0
+
+
+def _slurm_tasks_per_node() -> int:
+    """The most tasks SLURM starts on one node of this step (``SLURM_NTASKS_PER_NODE``, or
+    ``SLURM_STEP_TASKS_PER_NODE``/``SLURM_TASKS_PER_NODE`` such as ``2(x3)`` or ``3,2``)."""
+    count = _env_int("SLURM_NTASKS_PER_NODE")
+    if not count:
+        spec = os.environ.get("SLURM_STEP_TASKS_PER_NODE") or os.environ.get("SLURM_TASKS_PER_NODE") or ""
+        for part in spec.split(","):
+            number = part.partition("(")[0]
+            if number.isdigit():
+                count = max(count, int(number))
+    return count
+
+
+def local_device_count() -> int:
+    """How many CUDA devices CPU mode plays here: the launcher's local world size (torchrun,
+    torch.distributed.launch, or SLURM's tasks on this node for srun/submitit), else 1."""
+    if "SLURM_PROCID" in os.environ or "SLURM_LOCALID" in os.environ:
+        slurm = max(_slurm_tasks_per_node(), _env_int("SLURM_LOCALID") + 1)
+    else:
+        slurm = 0
+    return max(1, _env_int("LOCAL_WORLD_SIZE"), _env_int("LOCAL_RANK") + 1, slurm)
+
+
+def _index(device=None, optional=True) -> int:
+    """The device index ``device`` names (None: the current one), checked against the count
+    as torch checks it ("invalid device ordinal")."""
+    if device is None:
+        return _current[0]
+    if isinstance(device, str):
+        kind, _, number = device.partition(":")
+        if kind not in ("cuda", "cpu"):
+            raise ValueError("Expected a cuda device, but got: %s" % device)
+        index = int(number) if number else _current[0]
+    elif isinstance(device, int):
+        index = device
+    else:
+        index = getattr(device, "index", None)
+        if getattr(device, "type", "cuda") not in ("cuda", "cpu"):
+            raise ValueError("Expected a cuda device, but got: %s" % (device,))
+        index = _current[0] if index is None else index
+    if index < 0 and optional:
+        return _current[0]
+    if not 0 <= index < local_device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal (device %d; CPU mode plays %d device(s): "
+                           "the launcher's LOCAL_WORLD_SIZE, or 1 without a launcher)" % (index, local_device_count()))
+    return index
+
+
+class device:  # noqa: N801 - torch's name
+    """``with torch.cuda.device(i)``: ``current_device()`` is ``i`` inside (None or -1: no change)."""
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else (device if isinstance(device, int) and device < 0 else _index(device))
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = _current[0]
+        if self.idx >= 0:
+            _current[0] = self.idx
+        return self
+
+    def __exit__(self, *exc):
+        _current[0] = self.prev_idx
+        return False
+
+
+class device_of(device):  # noqa: N801 - torch's name
+    """``with torch.cuda.device_of(tensor)``: CPU tensors change nothing."""
+
+    def __init__(self, obj):
+        super().__init__(-1)
 
 
 class autocast:
@@ -228,23 +313,29 @@ def _cuda_functions(torch) -> dict:
         pass
 
     def current_device():
-        return 0
+        return _current[0]
 
     def set_device(device):
-        pass
+        index = _index(device)
+        _current[0] = index
 
     def get_device_name(device=None):
+        _index(device)
         return "CPU (compatfix --device cpu)"
 
     def get_device_capability(device=None):
+        _index(device)
         return (0, 0)
 
     def get_device_properties(device=None):
         import types
 
+        index = _index(device)
         return types.SimpleNamespace(
-            name=get_device_name(), major=0, minor=0, total_memory=_total_memory(),
-            multi_processor_count=os.cpu_count() or 1, is_integrated=True,
+            name=get_device_name(index), major=0, minor=0, total_memory=_total_memory(),
+            multi_processor_count=os.cpu_count() or 1, is_integrated=True, is_multi_gpu_board=False,
+            uuid="compatfix-cpu-%d" % index, L2_cache_size=0, warp_size=32, max_threads_per_multi_processor=1,
+            regs_per_multiprocessor=0, gcnArchName="", pci_bus_id=0, pci_device_id=index, pci_domain_id=0,
         )
 
     def is_bf16_supported(including_emulation=True):
@@ -263,21 +354,27 @@ def _cuda_functions(torch) -> dict:
         pass
 
     def memory_allocated(device=None):
+        _index(device)
         return 0
 
     def max_memory_allocated(device=None):
+        _index(device)
         return 0
 
     def memory_reserved(device=None):
+        _index(device)
         return 0
 
     def max_memory_reserved(device=None):
+        _index(device)
         return 0
 
     def memory_cached(device=None):
+        _index(device)
         return 0
 
     def max_memory_cached(device=None):
+        _index(device)
         return 0
 
     def reset_peak_memory_stats(device=None):
@@ -293,17 +390,75 @@ def _cuda_functions(torch) -> dict:
         pass
 
     def memory_stats(device=None):
+        _index(device)
         return {}
 
     def memory_summary(device=None, abbreviated=False):
         return "CPU mode (compatfix --device cpu): no CUDA memory is used.\n"
 
     def mem_get_info(device=None):
+        _index(device)
         total = _total_memory()
         return (total, total)
 
     def set_per_process_memory_fraction(fraction, device=None):
         pass
+
+    # NVML-backed queries (nvidia-ml-py is not there): an idle device, no processes.
+    def utilization(device=None):
+        _index(device)
+        return 0
+
+    def memory_usage(device=None):
+        _index(device)
+        return 0
+
+    def temperature(device=None):
+        _index(device)
+        return 0
+
+    def power_draw(device=None):
+        _index(device)
+        return 0
+
+    def clock_rate(device=None):
+        _index(device)
+        return 0
+
+    def device_memory_used(device=None):
+        _index(device)
+        return 0
+
+    def list_gpu_processes(device=None):
+        return "GPU:%d\nno processes are running" % _index(device)
+
+    def get_per_process_memory_fraction(device=None):
+        _index(device)
+        return 1.0
+
+    def can_device_access_peer(device, peer_device):
+        _index(device)
+        _index(peer_device)
+        return False
+
+    def set_stream(stream):
+        pass
+
+    def get_sync_debug_mode():
+        return 0
+
+    def set_sync_debug_mode(debug_mode):
+        pass
+
+    def current_blas_handle():
+        return 0
+
+    def current_solver_handle():
+        return 0
+
+    def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None):
+        # the callables, run eagerly: they compute what their graphed versions would
+        return callables
 
     def manual_seed(seed):
         generator.manual_seed(int(seed))
@@ -324,7 +479,7 @@ def _cuda_functions(torch) -> dict:
         return generator.get_state()
 
     def get_rng_state_all():
-        return [generator.get_state()]
+        return [generator.get_state() for _ in range(local_device_count())]
 
     def set_rng_state(new_state, device="cuda"):
         # A GPU-saved (philox) state has another size and is ignored. The CPU state's size is
@@ -360,15 +515,16 @@ def _counted(function, what: str):
 
 
 def _for_scripts(original, answer, what: str):
-    """A ``torch.cuda`` query that answers ``answer`` to scripts and libraries, and
-    torch's own answer to torch's internals (``torch`` and ``torch.*`` callers)."""
+    """A ``torch.cuda`` query that answers ``answer`` (a callable: its result) to scripts
+    and libraries, and torch's own answer to torch's internals (``torch`` and ``torch.*``
+    callers)."""
 
     def query(*args, **kwargs):
         caller = sys._getframe(1).f_globals.get("__name__", "")
         if caller[:5] == "torch" and (len(caller) == 5 or caller[5] == "."):
             return original(*args, **kwargs)
         _count(what)
-        return answer
+        return answer() if callable(answer) else answer
 
     return query
 
@@ -376,19 +532,45 @@ def _for_scripts(original, answer, what: str):
 def _patch_cuda(cuda) -> None:
     import torch
 
-    for name, answer in (("is_available", True), ("device_count", 1), ("is_initialized", True)):
+    for name, answer in (("is_available", True), ("device_count", local_device_count), ("is_initialized", True)):
         original = getattr(cuda, name)
         if not patching.wrapped_by(original, SHIM_QUERIES):
             query = _dress(_for_scripts(original, answer, "torch.cuda." + name), original, name)
             query.__module__ = "torch.cuda"
             patching.replace_attribute(cuda, name, query, SHIM_QUERIES)
+    random = getattr(cuda, "random", None)  # torch.cuda.random.manual_seed & co.: the same functions
     for name, function in _cuda_functions(torch).items():
         function.__module__ = "torch.cuda"
         function.__qualname__ = name
-        patching.replace_attribute(cuda, name, _counted(function, "torch.cuda." + name), SHIM_QUERIES)
-    for name, cls in (("Event", Event), ("Stream", Stream), ("StreamContext", StreamContext),
-                      ("device", device), ("device_of", device_of)):
+        counted = _counted(function, "torch.cuda." + name)
+        patching.replace_attribute(cuda, name, counted, SHIM_QUERIES)
+        if random is not None and name in getattr(random, "__all__", ()):
+            patching.replace_attribute(random, name, _counted(function, "torch.cuda.random." + name), SHIM_QUERIES)
+    for name, cls in (("Event", Event), ("Stream", Stream), ("ExternalStream", Stream),
+                      ("StreamContext", StreamContext), ("device", device), ("device_of", device_of)):
         patching.replace_attribute(cuda, name, cls, SHIM_QUERIES)
+    patching.replace_attribute(cuda, "default_generators", (torch.default_generator,), SHIM_QUERIES)
+    profiler = getattr(cuda, "profiler", None)  # torch.cuda imports it
+    if profiler is not None:
+        _patch_profiler(profiler)
+
+
+def _patch_profiler(profiler) -> None:
+    """``torch.cuda.profiler.start()/stop()/profile()`` (nvprof/nsys ranges) do nothing."""
+
+    def start():
+        _count("torch.cuda.profiler.start")
+
+    def stop():
+        _count("torch.cuda.profiler.stop")
+
+    def profile():
+        _count("torch.cuda.profiler.profile")
+        return _NullContext()
+
+    for function in (start, stop, profile):
+        function.__module__ = "torch.cuda.profiler"
+        patching.replace_attribute(profiler, function.__name__, function, SHIM_QUERIES)
 
 
 def _patch_amp(amp) -> None:

@@ -25,11 +25,13 @@ def test_legacy_cuda_tensor_types_are_the_cpu_types():
                 torch.cuda.HalfTensor(2), torch.cuda.ByteTensor([1]), torch.cuda.DoubleTensor(1),
                 torch.cuda.IntTensor([3]), torch.cuda.BoolTensor([True])]
         assert all(t.device.type == "cpu" for t in made)
-        assert [t.dtype for t in made[2:]] == [torch.int64, torch.float16, torch.uint8, torch.float64,
+        # HalfTensor is float32: CPU mode's precision policy (tests/cpu/torch/test_half_as_float32.py)
+        assert [t.dtype for t in made[2:]] == [torch.int64, torch.float32, torch.uint8, torch.float64,
                                                  torch.int32, torch.bool]
         x = torch.ones(2, 3)
         assert x.type(torch.cuda.LongTensor).dtype == torch.int64
-        assert x.type("torch.cuda.HalfTensor").dtype == torch.float16
+        assert x.type("torch.cuda.HalfTensor").dtype == torch.float32  # the precision policy
+        assert x.type("torch.cuda.ShortTensor").dtype == torch.int16
         assert x.type(dtype="torch.cuda.DoubleTensor", non_blocking=True).dtype == torch.float64
         assert x.type("torch.IntTensor").dtype == torch.int32 and x.type() == "torch.FloatTensor"
         assert x.type(torch.float64).dtype == torch.float64
@@ -207,3 +209,78 @@ def test_new_patches_apply_once_keep_originals_and_are_counted(tmp_path):
     calls = {item["call"] for process in data["processes"] for item in process.get("redirected", [])}
     assert {"Tensor.type", "torch.Generator(device=cuda)", "torch.cuda.amp.GradScaler"} <= calls, calls
 
+
+
+# --- issue 12, item 3: the rest of the torch.cuda namespace ---------------------------------
+
+
+def test_legacy_cuda_storage_and_sparse_types_are_the_cpu_types():
+    on_and_off(
+        """
+        import pickle, torch
+        storage = torch.cuda.FloatStorage(3)
+        assert storage.device.type == "cpu" and storage.size() == 3 and isinstance(storage, torch.cuda.FloatStorage)
+        # the all_gather of pickled objects in 2020 detection code: bytes -> ByteStorage -> ByteTensor
+        data = torch.cuda.ByteStorage.from_buffer(pickle.dumps({"a": 1}))
+        tensor = torch.cuda.ByteTensor(data).to("cuda")
+        assert pickle.loads(tensor.numpy().tobytes()) == {"a": 1}
+        assert torch.cuda.LongStorage([1, 2]).tolist() == [1, 2] and torch.cuda.HalfStorage(1).dtype == torch.float16
+        sparse = torch.cuda.sparse.FloatTensor(torch.tensor([[0], [1]]), torch.tensor([2.0]), torch.Size([2, 2]))
+        assert sparse.device.type == "cpu" and sparse.to_dense().tolist() == [[0.0, 2.0], [0.0, 0.0]]
+        print("OK")
+        """
+    )
+
+
+def test_set_default_device_cuda_and_device_contexts_make_cpu_tensors():
+    on_and_off(
+        """
+        import torch
+        torch.set_default_device("cuda")
+        layer = torch.nn.Linear(2, 2)
+        made = [layer.weight, torch.zeros(2), torch.randn(2), torch.tensor([1.0]), torch.arange(3), layer(torch.ones(1, 2))]
+        assert all(t.device.type == "cpu" for t in made), [t.device for t in made]
+        torch.set_default_device(None)
+        with torch.device("cuda"):
+            assert torch.nn.Linear(2, 2).weight.device.type == "cpu" and torch.ones(1).device.type == "cpu"
+        print("OK")
+        """
+    )
+
+
+def test_nvml_queries_answer_an_idle_device():
+    on_and_off(
+        """
+        import torch
+        assert torch.cuda.utilization() == 0 and torch.cuda.utilization(0) == 0
+        assert torch.cuda.memory_usage() == 0 and torch.cuda.temperature() == 0 and torch.cuda.power_draw() == 0
+        assert torch.cuda.clock_rate() == 0 and torch.cuda.device_memory_used() == 0
+        assert torch.cuda.list_gpu_processes() == "GPU:0\\nno processes are running"
+        print("OK")
+        """,
+        off_error="nvidia-ml-py",
+    )
+
+
+def test_remaining_torch_cuda_calls_of_training_scripts():
+    on_and_off(
+        """
+        import torch
+        assert torch.cuda.get_per_process_memory_fraction() == 1.0
+        assert torch.cuda.can_device_access_peer(0, 0) is False
+        torch.cuda.set_stream(torch.cuda.current_stream())
+        torch.cuda.set_sync_debug_mode(0)
+        assert torch.cuda.get_sync_debug_mode() == 0
+        assert torch.cuda.current_blas_handle() == 0
+        assert isinstance(torch.cuda.ExternalStream(0), torch.cuda.Stream)
+        assert torch.cuda.default_generators == (torch.default_generator,)
+        model = torch.nn.Linear(2, 2)
+        assert torch.cuda.make_graphed_callables(model, (torch.ones(1, 2),)) is model
+        torch.cuda.random.manual_seed(3)
+        assert torch.equal(torch.cuda.random.get_rng_state(), torch.get_rng_state())
+        torch.cuda.profiler.start(); torch.cuda.profiler.stop()
+        with torch.cuda.profiler.profile():
+            torch.cuda.nvtx.range_push("step"); torch.cuda.nvtx.range_pop()
+        print("OK")
+        """
+    )

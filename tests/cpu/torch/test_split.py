@@ -22,6 +22,7 @@ PROBES = {
     "cpu.torch.amp.grad_scaler": "torch.amp.GradScaler('cuda').state_dict()['scale'] == 65536.0 or fail",
     "cpu.torch.cuda.device_queries": "torch.cuda.synchronize(); torch.cuda.manual_seed(0)",
     "cpu.torch.cuda.amp": "torch.cuda.amp.GradScaler().state_dict()['scale'] == 65536.0 or fail",
+    "cpu.torch.half_as_float32": "torch.nn.Linear(2, 2)(torch.ones(1, 2).half())",
 }
 
 # A checkpoint whose storages are tagged cuda:0, as one saved on a GPU is (torch.save
