@@ -5,7 +5,7 @@
 #
 # Sets up (idempotently) the venvs via scripts/setup-stacks.sh, then runs
 #   COMPATFIX_TEST_STACK=<stack> .venvs/<stack>/bin/python -P -m pytest tests <args>
-# for modern, paper, numpy1, timm1 in that order, going on after a failing stack.
+# for modern, paper, numpy1, timm1, mmold in that order, going on after a failing stack.
 # Exits non-zero if any stack failed; pytest's exit 5 (no tests collected /
 # all deselected) counts as success. Ends with one summary line per stack and
 # a "total: N passed, N failed, N skipped" line.
@@ -24,7 +24,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1}"
+read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1 mmold}"
 
 echo "[test] setting up stacks: ${STACKS[*]}"
 bash "$ROOT/scripts/setup-stacks.sh" "${STACKS[@]}"

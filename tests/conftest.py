@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-STACKS = ("modern", "paper", "numpy1", "timm1")
+STACKS = ("modern", "paper", "numpy1", "timm1", "mmold")
 DEFAULT_STACK = "modern"
 
 

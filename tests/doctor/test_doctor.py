@@ -178,7 +178,7 @@ def test_mmcv_lite_build_warns_when_the_ext_shim_is_disabled(tmp_path, monkeypat
     assert "MMCV_WITH_OPS=1" in finding.advice and "mmcv-full==1.7.2" in finding.advice
 
 
-@pytest.mark.stack("modern", "paper")
+@pytest.mark.stack("modern", "paper", "mmold")
 def test_doctor_says_what_a_real_lite_import_does(tmp_path):
     # What the doctor says about the real lite build, checked against the real import:
     # mmcv.ops imports under compatfix, an op with a fallback runs, another op raises
@@ -224,7 +224,7 @@ def test_mmcv_absent_is_fine(tmp_path):
     assert doctor.check_mmcv_ops([str(tmp_path)]) == []
 
 
-@pytest.mark.stack("modern", "paper")
+@pytest.mark.stack("modern", "paper", "mmold")
 def test_mmcv_ops_real_lite_build_is_reported():
     # Both stacks build mmcv from its sdist with MMCV_WITH_OPS=0 (requirements/*-mmcv.txt).
     [finding] = doctor.check_mmcv_ops()
