@@ -346,6 +346,8 @@ def write_table() -> None:
         "`python -m compatfix` (`runner`). The clone is checked to be byte-identical afterwards.",
         "\"Shims used\" are those the `--report` shows were exercised (a restored name used, a call",
         "redirected); \"applied\" are all shims applied on import.",
+        "OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x, mmdet 2.x) are in",
+        "[openmmlab-matrix.md](openmmlab-matrix.md).",
         "",
         "Repositories: %d; passing on every stack and mode: %d; runs: %d, passing: %d." % (
             len(rows), len(passing), len(runs), sum(r["status"] == "pass" for r in runs)),
