@@ -300,6 +300,32 @@ def stack_description(stack: str) -> str:
     return proc.stdout.strip() or stack
 
 
+# Shims renamed after some results were recorded (compatfix's module-mirroring names):
+# the table shows today's names. cpu.torch.device was split into eight shims.
+RENAMED = {
+    "cpu.mmcv.MMDataParallel.cpu_step": "cpu.mmcv.parallel.mmdp_cpu_step",
+    "cpu.mmcv.MMDistributedDataParallel": "cpu.mmcv.parallel.mmddp_scatter",
+    "cpu.mmcv.MMSyncBN": "cpu.mmcv.ops.sync_bn",
+    "cpu.mmcv.scatter_to_cpu": "cpu.mmcv.parallel.scatter_to_cpu",
+    "cpu.torch.device": "cpu.torch.* (then one shim, cpu.torch.device; now tensor_moves, factories, "
+                        "load_map_location, ...)",
+    "mmcv.cnn.syncbn_specify_ddp_gpu_num": "mmcv.utils.syncbn_specify_ddp_gpu_num",
+    "mmcv.config_yapf_verify": "mmcv.utils.config_yapf_verify",
+    "mmcv.registry_user_class_wins": "mmcv.utils.registry_user_class_wins",
+    "pillow.draw_textsize": "PIL.ImageDraw.textsize",
+    "pillow.font_getsize": "PIL.ImageFont.getsize",
+    "pillow.resampling_constants": "PIL.Image.resampling_constants",
+    "python.collections_abc_aliases": "collections.abc_aliases",
+    "python.inspect_getargspec": "inspect.getargspec",
+    "torch.load.data_only_classes": "torch.serialization.load_data_only_classes",
+    "torch.load.trusted_files": "torch.serialization.load_trusted_files",
+}
+
+
+def current_names(names: list[str]) -> list[str]:
+    return sorted({RENAMED.get(name, name) for name in names})
+
+
 def write_table() -> None:
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
@@ -320,6 +346,8 @@ def write_table() -> None:
         "`python -m compatfix` (`runner`). The clone is checked to be byte-identical afterwards.",
         "\"Shims used\" are those the `--report` shows were exercised (a restored name used, a call",
         "redirected); \"applied\" are all shims applied on import.",
+        "OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x, mmdet 2.x) are in",
+        "[openmmlab-matrix.md](openmmlab-matrix.md).",
         "",
         "Repositories: %d; passing on every stack and mode: %d; runs: %d, passing: %d." % (
             len(rows), len(passing), len(runs), sum(r["status"] == "pass" for r in runs)),
@@ -336,7 +364,7 @@ def write_table() -> None:
             lines.append("| [%s](https://github.com/%s) | `%s` | %s | %s (%s) | %s | %s | %s | %s |" % (
                 row["repo"], row["repo"], row["commit"][:7] + row["commit"][40:], row["field"],
                 run["stack"], run.get("stack_versions", ""), run["mode"], run["status"],
-                ", ".join("`%s`" % s for s in run["used"]) or "none", left or "nothing"))
+                ", ".join("`%s`" % s for s in current_names(run["used"])) or "none", left or "nothing"))
     lines += ["", "## Commands and shims applied, per repository", ""]
     for row in rows:
         lines += ["### %s (%s)" % (row["repo"], row["commit"]), ""]
@@ -349,7 +377,7 @@ def write_table() -> None:
         lines += ["```", ""]
         for run in row["runs"]:
             lines.append("- %s/%s: %s; applied: %s%s" % (
-                run["stack"], run["mode"], run["status"], ", ".join(run["applied"]) or "none",
+                run["stack"], run["mode"], run["status"], ", ".join(current_names(run["applied"])) or "none",
                 ("; FAILED shims: " + "; ".join(run["failed_shims"])) if run["failed_shims"] else ""))
         lines.append("")
     with open(TABLE, "w") as handle:

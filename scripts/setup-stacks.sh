@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create/update the test virtualenvs under .venvs/<stack> (repo root).
 #
-#   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1 py312 py313)
+#   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1 mmold py312 py313)
 #
 # Each stack's requirements live in requirements/<stack>.txt; a stack that also
 # has requirements/<stack>-mmcv.txt gets a second pass that builds mmcv 1.x from
@@ -73,6 +73,7 @@ stack_hash() {
         for f in "$REQ/$stack.txt" "$REQ/$stack-mmcv.txt"; do
             if [[ -f $f ]]; then echo "== ${f##*/}"; cat "$f"; fi
         done
+        f="$REQ/$stack-nodeps.txt"; if [[ -f $f ]]; then echo "== ${f##*/}"; cat "$f"; fi
         echo "== setup-stacks.sh"; cat "$SELF"
         echo "== python"; "$(stack_python "$stack")" -c 'import sys; print(sys.version)'
     } | sha256sum | cut -d' ' -f1
@@ -83,6 +84,7 @@ stack_hash() {
 verify_stack() {
     local stack=$1 files=("$REQ/$stack.txt")
     [[ -f "$REQ/$stack-mmcv.txt" ]] && files+=("$REQ/$stack-mmcv.txt")
+    [[ -f "$REQ/$stack-nodeps.txt" ]] && files+=("$REQ/$stack-nodeps.txt")
     "$VPY" - "$stack" "${files[@]}" <<'PY'
 import sys
 from importlib.metadata import version, PackageNotFoundError
@@ -131,6 +133,11 @@ install_deps() {
         # hold while mmcv's runtime deps are resolved.
         MMCV_WITH_OPS=0 pip_q install --no-build-isolation \
             -r "$REQ/$stack.txt" -r "$REQ/$stack-mmcv.txt"
+    fi
+    if [[ -f "$REQ/$stack-nodeps.txt" ]]; then
+        # Third pass: packages whose declared dependencies no longer install (their
+        # replacements are in the stack's base file), without dependencies.
+        pip_q install --no-deps -r "$REQ/$stack-nodeps.txt"
     fi
 }
 

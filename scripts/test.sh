@@ -5,7 +5,7 @@
 #
 # Sets up (idempotently) the venvs via scripts/setup-stacks.sh, then runs
 #   COMPATFIX_TEST_STACK=<stack> .venvs/<stack>/bin/python -P -m pytest tests <args>
-# for modern, paper, numpy1, timm1, py312, py313 in that order, going on after a failing stack.
+# for modern, paper, numpy1, timm1, mmold, py312, py313 in that order, going on after a failing stack.
 # Exits non-zero if any stack failed; pytest's exit 5 (no tests collected /
 # all deselected) counts as success. Ends with one summary line per stack and
 # a "total: N passed, N failed, N skipped" line.
@@ -17,14 +17,14 @@
 # most tests spend their time in subprocesses (interpreters, launchers, ranks).
 #
 # Environment: COMPATFIX_TEST_STACKS  space-separated subset/order of stacks
-#              (default "modern paper numpy1 timm1 py312 py313"; for local iteration only).
+#              (default "modern paper numpy1 timm1 mmold py312 py313"; for local iteration only).
 #              COMPATFIX_TEST_WORKERS  pytest-xdist workers per stack (default 2; 0 = serial)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1 py312 py313}"
+read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1 mmold py312 py313}"
 
 echo "[test] setting up stacks: ${STACKS[*]}"
 bash "$ROOT/scripts/setup-stacks.sh" "${STACKS[@]}"

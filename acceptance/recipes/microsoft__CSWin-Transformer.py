@@ -1,7 +1,8 @@
 """microsoft/CSWin-Transformer, image classification (2021-22: a fork of timm's train.py on
 timm 0.3.2, ``--amp`` through apex when it imports, ``torch.distributed.launch``, model EMA,
 timm's CheckpointSaver). Sparse clone without dataset/ILSVRC2012_name_*.txt and teaser.png
-(the mirror lacks those large files; the code reads them only for its memcached loader).
+(the mirror lacks those large files; the code reads them only for its memcached loader):
+``git sparse-checkout set --no-cone '/*' '!dataset/ILSVRC2012_name_*.txt' '!teaser.png'``.
 
 README's ``bash train.sh N …`` command for CSWin-T with its own options scaled down
 (batch 2, one worker, 1 + 1 epochs, no warm-up), then its --resume and --eval_checkpoint
@@ -16,6 +17,11 @@ REPO = "microsoft/CSWin-Transformer"
 FIELD = "classification"
 STACKS = ["modern"]
 CHECKPOINT = "train/**/checkpoint-*.pth.tar"
+NOTES = ("Not yet: main.py always builds its datasets from the ImageNet name lists it tracks "
+         "(dataset/ILSVRC2012_name_train.txt, _val.txt; McDataset, memcached or not), and the "
+         "repository snapshot available to the zoo lacks those two large files, so the train step "
+         "stops at FileNotFoundError before any compatibility question. Needs a full clone.")
+INSTALLS = "einops (install_req.sh; its timm==0.3.4 pin is left at the stack's 0.3.2)"
 
 
 def make_data(root):

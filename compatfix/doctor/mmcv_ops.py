@@ -1,4 +1,5 @@
-"""Doctor check: mmcv without its compiled ops (mmcv._ext)."""
+"""Doctor check: mmcv without its compiled ops (mmcv._ext), and what compatfix provides
+in their place."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ def check_mmcv_ops(path: list[str] | None = None) -> list[Finding]:
                   for suffix in machinery.EXTENSION_SUFFIXES)
     if has_ops:
         return []
+    provided = _provided_by_compatfix(version)
+    if provided is not None:
+        return [provided]
     return [Finding(
         "mmcv-ops", "warning",
         "mmcv %s at %s has no compiled ops (mmcv/_ext is missing: the lite `mmcv` build, "
@@ -51,3 +55,32 @@ def check_mmcv_ops(path: list[str] | None = None) -> list[Finding]:
     )]
 
 
+
+
+def _provided_by_compatfix(version: str) -> Finding | None:
+    """The finding for a lite mmcv whose ``mmcv._ext`` compatfix's stand-in provides here
+    (the ``mmcv._ext`` shim is on and its range covers ``version``); None otherwise."""
+    from compatfix import _versions
+    from compatfix._config import Settings
+    from compatfix.mmcv_standin.ext import IMPLEMENTED
+    from compatfix.shims.mmcv._ext import SHIMS
+
+    [shim] = SHIMS
+    enabled, _ = Settings.from_environ().is_enabled(shim.name, shim.default)
+    if not enabled or not _versions.in_range(version, shim.requires["mmcv"]):
+        return None
+    ops = sorted({name.split("_forward")[0].split("_backward")[0]
+                  for name in IMPLEMENTED if not name.startswith("get_")})
+    return Finding(
+        "mmcv-ops", "info",
+        "mmcv %s has no compiled ops (the lite build); compatfix provides mmcv._ext with "
+        "torch/torchvision fallbacks for %s, so `import mmcv.ops` (and the model "
+        "imports of mmseg and mmdet, which import it) no longer fail for want of it. Every other op imports but raises MissingCompiledOpError, "
+        "naming the op, when it is called. Without compatfix (COMPATFIX=0, or "
+        "COMPATFIX_DISABLE=mmcv._ext) `import mmcv.ops` fails with \"No module named "
+        "'mmcv._ext'\"" % (version, ", ".join(ops)),
+        "Nothing to do for models built from these ops. For a model that calls another op, "
+        "install mmcv-full built with its ops for this torch (`MMCV_WITH_OPS=1 pip install "
+        "--no-build-isolation mmcv-full==%s`, compiles for minutes; CUDA ops need a CUDA "
+        "toolkit matching torch's), or choose a layer that does not need it." % version,
+    )

@@ -19,7 +19,9 @@ SHIMS = (
         "mmcv._ext",
         targets=["mmcv._ext"],
         kind=PROVIDE,
-        requires={"mmcv": ">=1.3,<2"},
+        # mmcv 1.0 (2020-07) brought the ops over from mmdet with one compiled _ext that
+        # every mmcv/ops/*.py loads through ext_loader.load_ext; 2.x is another API.
+        requires={"mmcv": ">=1.0,<2"},
         apply=provide_ext,
         risk=RISK_BEHAVIOUR,
         broke="mmcv 1.x ops live in the compiled mmcv._ext, which no mmcv build for "

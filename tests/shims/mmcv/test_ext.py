@@ -28,6 +28,7 @@ def last_json(result):
     return json.loads(lines[-1])
 
 
+@pytest.mark.stack("modern", "paper", "mmold")
 @pytest.mark.parametrize("statement", ["import mmcv.ops", "import mmseg.models", "from mmseg.apis import train_segmentor"])
 def test_imports_fail_without_compatfix_and_work_with_it(statement):
     off = run_python(code=QUIET + statement, compatfix=False)
@@ -51,6 +52,7 @@ def test_collect_env_works():
     ], result.stderr[-3000:]
 
 
+@pytest.mark.stack("modern", "paper", "mmold")
 def test_unimplemented_ops_raise_a_clear_error_when_called():
     result = run_python(
         code=quiet(

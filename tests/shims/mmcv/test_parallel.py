@@ -21,6 +21,8 @@ from support import FIXTURES, clean_env, free_port, one_rank_env, run_mm_paralle
 FIXTURES = os.path.join(FIXTURES, "mm_parallel")
 DDP_STEPS = os.path.join(FIXTURES, "ddp_steps.py")
 STACK = os.environ.get("COMPATFIX_TEST_STACK", "modern")
+# paper (mmcv 1.3.0) and mmold (mmcv 1.2.7) are both before mmcv 1.3.9, 1.4.8 and 1.6.0.
+OLD_MMCV = STACK in ("paper", "mmold")
 TIMEOUT = 240
 
 GET_STREAM_ERROR = "AttributeError: 'int' object has no attribute 'type'"
@@ -90,10 +92,10 @@ def test_torchs_own_get_stream_is_untouched():
 # --- MMDistributedDataParallel: train_step, val_step, forward ---------------------------------
 
 
-@pytest.mark.stack("modern", "paper")
+@pytest.mark.stack("modern", "paper", "mmold")
 def test_mmddp_steps_fail_without_compatfix(tmp_path):
     (off,) = run_ddp_steps(tmp_path, compatfix=False).values()
-    if STACK == "paper":  # mmcv 1.3.0 train_step calls DDP._sync_params (gone in torch 1.11)
+    if OLD_MMCV:  # mmcv 1.3.0 train_step calls DDP._sync_params (gone in torch 1.11)
         assert off["error"] == "train_step: " + SYNC_PARAMS_ERROR
         (alone,) = run_ddp_steps(tmp_path / "alone", compatfix=True,
                                  COMPATFIX_DISABLE="mmcv.parallel.ddp_sync_params").values()
@@ -103,7 +105,7 @@ def test_mmddp_steps_fail_without_compatfix(tmp_path):
         assert len(off["losses"]) == 2  # its train_step/val_step already work on torch 2
 
 
-@pytest.mark.stack("modern", "paper")
+@pytest.mark.stack("modern", "paper", "mmold")
 def test_mmddp_steps_run_with_compatfix(tmp_path):
     (on,) = run_ddp_steps(tmp_path, compatfix=True).values()
     assert on["error"] is None
@@ -132,7 +134,7 @@ def test_mmddp_forward_with_device_ids_unwraps_datacontainers():
     # sets them after construction (see cases.py). torch >= 1.12's DDP.forward does not call
     # self.to_kwargs: with mmcv 1.3.0 the model gets the DataContainers (mmseg#1742).
     off = run_mm_parallel_case("forward-device-ids", compatfix=False)
-    if STACK == "paper":
+    if OLD_MMCV:
         assert off["error"].startswith("TypeError: conv2d() received an invalid combination of arguments")
         assert off["seen"] == [{"img": ["list", "DataContainer"], "img_metas": ["list", "DataContainer"]}]
     else:
@@ -143,11 +145,11 @@ def test_mmddp_forward_with_device_ids_unwraps_datacontainers():
     assert on["error"] is None
     assert on["seen"] == [{"img": ["list", "Tensor"], "img_metas": ["list", ["list", "dict"]]}]
     # ... and it is this module's shims that make the difference there.
-    shim = "mmcv.parallel.ddp_forward_scatters_datacontainers" if STACK == "paper" else \
+    shim = "mmcv.parallel.ddp_forward_scatters_datacontainers" if OLD_MMCV else \
         "mmcv.parallel.ddp_replicated_tensor_flag"
     without = run_mm_parallel_case("forward-device-ids", COMPATFIX_DISABLE=shim, **cpu_mode)
     assert without["error"] is not None
-    if STACK == "paper":
+    if OLD_MMCV:
         assert "DataContainer" in str(without["seen"])
     else:
         assert without["error"] == REPLICATED_ERROR
@@ -156,10 +158,10 @@ def test_mmddp_forward_with_device_ids_unwraps_datacontainers():
 # --- SyncBN: _specify_ddp_gpu_num ---------------------------------------------------------------
 
 
-@pytest.mark.stack("modern", "paper")
+@pytest.mark.stack("modern", "paper", "mmold")
 def test_syncbn_config_builds():
     off = run_mm_parallel_case("syncbn-build", compatfix=False)
-    if STACK == "paper":  # mmcv 1.3.0 calls torch's _specify_ddp_gpu_num (gone in torch 1.9)
+    if OLD_MMCV:  # mmcv 1.3.0 calls torch's _specify_ddp_gpu_num (gone in torch 1.9)
         assert off["error"] == SPECIFY_ERROR
         alone = run_mm_parallel_case("syncbn-build", COMPATFIX_DISABLE="mmcv.utils.syncbn_specify_ddp_gpu_num")
         assert alone["error"] == SPECIFY_ERROR
@@ -213,7 +215,7 @@ def test_only_the_needed_shims_apply_and_applying_again_changes_nothing():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
-    expected = ["forward", "get_stream", "specify", "sync_params"] if STACK == "paper" else \
+    expected = ["forward", "get_stream", "specify", "sync_params"] if OLD_MMCV else \
         ["get_stream", "replicated"]
     assert out["patched"] == expected
     assert out["unchanged_when_applied_again"] is True

@@ -31,6 +31,7 @@ from support import FIXTURES, clean_env, run_python
 FIXTURES = os.path.join(FIXTURES, "mm_compat")
 SCRIPT = os.path.join(FIXTURES, "legacy_train.py")
 FAKE_APEX = os.path.join(FIXTURES, "fake_apex")
+VENDORED_MMSEG = os.path.join(FIXTURES, "vendored_mmseg")
 SHIM = "mmseg.apex_amp_before_wrappers"
 SHIM_MMDET = "mmdet.apex_amp_before_wrappers"
 APEX_ERROR = (
@@ -41,9 +42,12 @@ APEX_ERROR = (
 MESSAGE = "compatfix: the config asks for apex mixed precision"
 
 
-def train(tmp_path, *options, apex="apex", cpu_mode=None, **env):
+def train(tmp_path, *options, apex="apex", cpu_mode=None, vendored=False, **env):
+    paths = [VENDORED_MMSEG] if vendored else []
     if apex == "apex":
-        env["PYTHONPATH"] = FAKE_APEX
+        paths.append(FAKE_APEX)
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     if cpu_mode is None:
         cpu_mode = current_stack() == "paper"
     if cpu_mode:
@@ -80,6 +84,42 @@ def test_amp_is_initialised_once_on_the_unwrapped_model_before_the_wrapper(tmp_p
     assert on["runner_optimizer_is_initialized_one"] is True
     assert on["fp16_enabled"] is True
     assert on["output"].count(MESSAGE) == 1, on["output"]
+
+
+@pytest.mark.stack("modern", "paper")
+def test_fake_apex_keeps_real_apex_guard_against_a_second_initialize(tmp_path):
+    # The fake must refuse what real apex refuses, or the vendored-copy tests below prove
+    # nothing: an optimizer passed through amp.initialize twice.
+    code = (
+        "import sys, torch; sys.path.insert(0, %r)\n"
+        "from apex import amp\n"
+        "model = torch.nn.Linear(2, 1); opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model, opt = amp.initialize(model, opt, opt_level='O1')\n"
+        "amp.initialize(model, opt, opt_level='O1')\n" % FAKE_APEX
+    )
+    result = run_python("-c", code, env=clean_env(compatfix=False))
+    assert "RuntimeError: A given optimizer should only be passed through amp.initialize once." in result.stderr
+
+
+# A vendored fork of train_segmentor (the Swin/BEiT repositories' own copy, named
+# mmseg.apis.train like the stock one) builds its optimizer on the unwrapped model and
+# calls amp.initialize itself before wrapping. The shim must step aside there: doing its
+# own initialize first would hand that copy an optimizer real apex refuses to take twice.
+
+
+@pytest.mark.stack("modern", "paper")
+@pytest.mark.parametrize("apex", ["apex", "standin"])
+def test_vendored_train_segmentor_that_initialises_amp_itself_is_left_alone(tmp_path, apex):
+    off = train(tmp_path, "--fp16", apex=apex, cpu_mode=True, vendored=True, COMPATFIX_DISABLE=SHIM)
+    assert off["error"] is None, off["output"]
+    on = train(tmp_path, "--fp16", apex=apex, cpu_mode=True, vendored=True)
+    assert on["error"] is None, on["output"]
+    for run in (off, on):
+        assert [event[0] for event in run["events"]] == ["initialize", "wrap", "iter", "iter"], run["events"]
+        assert run["runner_optimizer_is_initialized_one"] is True
+        assert run["fp16_enabled"] is True  # set by the vendored copy itself
+    said = [line for line in on["output"].splitlines() if "compatfix:" in line]
+    assert not [line for line in said if "amp" in line], said
 
 
 @pytest.mark.stack("modern", "paper")
