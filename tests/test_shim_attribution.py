@@ -21,6 +21,9 @@ CASES = {
         "from PIL import Image, ImageDraw, ImageFont\ndraw = ImageDraw.Draw(Image.new('RGB', (40, 20)))\n"
         "print(draw.textsize('ab')[0] == draw.textbbox((0, 0), 'ab')[2])",
         "has no attribute 'textsize'", {}),
+    "PIL.ImageOps.posterize_zero_bits": (
+        "from PIL import Image, ImageOps\nprint(ImageOps.posterize(Image.new('L', (2, 2), 200), 0).getextrema() == (0, 0))",
+        "bits must be between or equal to 1 and 8", {}),
     "argparse.local_rank_spelling": (
         "import torch, argparse\nparser = argparse.ArgumentParser()\n"
         "parser.add_argument('--local_rank', type=int, required=True)\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compatfix.patching import replace_attribute, restore_names
+from compatfix.patching import replace_attribute, restore_names, wrap
 from compatfix.registry import Shim
 
 
@@ -123,6 +123,23 @@ def restore_draw_textsize(draw_module) -> None:
     )
 
 
+def _posterize_keeping_zero_bits(original):
+    def posterize(image, bits):
+        try:
+            return original(image, bits)
+        except ValueError:
+            if bits != 0 or image.mode not in ("L", "RGB"):
+                raise
+            # Pillow < 13 computed the mask ~(2 ** (8 - 0) - 1): every value maps to 0.
+            return image.point([0] * 256 * len(image.getbands()))
+
+    return posterize
+
+
+def accept_posterize_zero_bits(ops_module) -> None:
+    wrap(ops_module, "posterize", _posterize_keeping_zero_bits, "PIL.ImageOps.posterize_zero_bits")
+
+
 SHIMS = (
     Shim(
         "PIL.Image.resampling_constants",
@@ -151,5 +168,16 @@ SHIMS = (
         broke="Pillow 10.0 (2023-07) removed ImageDraw.textsize and multiline_textsize "
         "(deprecated in 9.2)",
         summary="restore ImageDraw.textsize/multiline_textsize from the font's getsize",
+    ),
+    Shim(
+        "PIL.ImageOps.posterize_zero_bits",
+        targets=["PIL.ImageOps"],
+        requires={"PIL": ">=13"},
+        apply=accept_posterize_zero_bits,
+        broke="Pillow 13.0 made ImageOps.posterize refuse bits outside 1-8 ('bits must be "
+        "between or equal to 1 and 8'); timm 0.3-0.4's RandAugment posterizes with 0 bits at high "
+        "magnitudes (PVT, DeiT-era training)",
+        summary="ImageOps.posterize(image, 0) on L and RGB images returns the all-black image "
+        "Pillow 12 returned; every other call is Pillow's own",
     ),
 )

@@ -7,6 +7,7 @@ the old meaning, not just return some size.
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -124,3 +125,49 @@ def test_restored_methods_keep_pillows_own_and_remember_they_were_missing():
     assert result.stdout.split() == ["ok"], result.stderr
 
 
+
+
+# --- Pillow 13: posterize with 0 bits -------------------------------------------------------
+
+POSTERIZE_ZERO = """
+import json
+import numpy as np
+from PIL import Image, ImageOps
+rng = np.random.default_rng(0)
+out = {}
+for mode, shape in (("L", (6, 5)), ("RGB", (6, 5, 3))):
+    pixels = rng.integers(1, 256, size=shape, dtype=np.uint8)
+    image = Image.fromarray(pixels, mode)
+    try:
+        zero = np.asarray(ImageOps.posterize(image, 0))
+        out[mode] = [zero.shape == pixels.shape, int(zero.max()), zero.dtype.name]
+    except ValueError as exc:
+        out[mode] = str(exc)
+    # 4 bits: Pillow's own result, checked against the mask by hand
+    four = np.asarray(ImageOps.posterize(image, 4))
+    out[mode + " 4 bits"] = bool((four == (pixels & 0xF0)).all())
+try:
+    ImageOps.posterize(Image.new("L", (2, 2)), 9)
+    out["9 bits"] = "accepted"
+except ValueError as exc:
+    out["9 bits"] = str(exc)
+if WITH_TIMM:  # timm 0.3.2's RandAugment op, as PVT calls it (timm needs compatfix for torch._six)
+    import timm.data.auto_augment as auto_augment
+    out["timm"] = int(np.asarray(auto_augment.posterize(Image.new("RGB", (3, 3), (200, 90, 17)), 0)).max())
+print(json.dumps(out))
+"""
+
+
+def test_posterize_with_zero_bits_fails_without_compatfix_and_is_black_with_it():
+    refused = "bits must be between or equal to 1 and 8"
+    off = run_python(code="WITH_TIMM = False\n" + POSTERIZE_ZERO, compatfix=False)
+    off_result = json.loads(off.stdout)
+    assert off_result["L"] == refused and off_result["RGB"] == refused, off.stderr
+    on = run_python(code="WITH_TIMM = True\n" + POSTERIZE_ZERO)
+    assert json.loads(on.stdout) == {
+        # Pillow 12's mask for 0 bits is ~(2**8 - 1): every value becomes 0
+        "L": [True, 0, "uint8"], "L 4 bits": True,
+        "RGB": [True, 0, "uint8"], "RGB 4 bits": True,
+        "9 bits": refused,  # still refused: Pillow 12 failed there too
+        "timm": 0,
+    }, on.stderr
