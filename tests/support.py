@@ -131,3 +131,19 @@ def run_mm_parallel_case(case: str, compatfix: bool = True, timeout: float = 240
     lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
     assert len(lines) == 1, completed.stdout[-3000:] + completed.stderr[-3000:]
     return json.loads(lines[0][len("RESULT "):])
+
+
+def printed_results(completed) -> list[dict]:
+    """The ``RESULT <json>`` objects a run's processes printed (ranks' lines may run
+    together on one stdout), sorted by local rank, else rank; the run must have passed."""
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-4000:]
+    decoder = json.JSONDecoder()
+    found, text, start = [], completed.stdout, 0
+    while True:
+        start = text.find("RESULT ", start)
+        if start < 0:
+            break
+        value, end = decoder.raw_decode(text, start + len("RESULT "))
+        found.append(value)
+        start = end
+    return sorted(found, key=lambda result: result.get("local_rank", result.get("rank", 0)))

@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from support import FIXTURES, clean_env, free_port, run_python
+from support import FIXTURES, clean_env, free_port, printed_results, run_python
 
 FIXTURES = os.path.join(FIXTURES, "launch")
 LEGACY = os.path.join(FIXTURES, "legacy_local_rank.py")
@@ -28,20 +28,6 @@ EADDRINUSE = "EADDRINUSE"
 def env_for(compatfix: bool, **extra: str) -> dict[str, str]:
     return clean_env(compatfix, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", **extra)
 
-
-def results(completed) -> list[dict]:
-    """The RESULT objects the workers printed (their lines may run together), by rank."""
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    decoder = json.JSONDecoder()
-    found, text, start = [], completed.stdout, 0
-    while True:
-        start = text.find("RESULT ", start)
-        if start < 0:
-            break
-        value, end = decoder.raw_decode(text, start + len("RESULT "))
-        found.append(value)
-        start = end
-    return sorted(found, key=lambda result: result.get("local_rank", result.get("rank", 0)))
 
 
 def launch(mode: str, compatfix: bool, *, launcher: str = "torch.distributed.launch", nproc: int = 2,
@@ -65,22 +51,22 @@ def assert_fails_with(completed, message: str) -> None:
 @pytest.mark.parametrize("mode, error", [("required", REQUIRED_ERROR), ("default", UNRECOGNIZED_ERROR)])
 def test_launch_hyphen_reaches_a_script_that_declares_local_rank(mode, error):
     assert_fails_with(launch(mode, compatfix=False, nproc=1), error)
-    ranks = results(launch(mode, compatfix=True))
+    ranks = printed_results(launch(mode, compatfix=True))
     assert [(r["local_rank"], r["env_local_rank"], r["epochs"]) for r in ranks] == [(0, "0", 3), (1, "1", 3)]
 
 
 def test_parse_known_args_gets_the_rank_instead_of_the_default():
     # Without compatfix nothing fails: every rank silently keeps local_rank=-1.
-    (plain,) = results(launch("known", compatfix=False, nproc=1))
+    (plain,) = printed_results(launch("known", compatfix=False, nproc=1))
     assert plain["local_rank"] == -1 and plain["unknown"] == ["--local-rank=0"]
-    (fixed,) = results(launch("known", compatfix=True, nproc=1))
+    (fixed,) = printed_results(launch("known", compatfix=True, nproc=1))
     assert fixed["local_rank"] == 0 and fixed["unknown"] == []
 
 
 def test_launcher_run_under_python_m_compatfix_reaches_its_workers():
     # COMPATFIX=0 in the environment: only `python -m compatfix` turns compatfix on, for
     # the launcher and (through the environment it sets) for the workers.
-    ranks = results(launch("required", compatfix=False, runner=("-m", "compatfix")))
+    ranks = printed_results(launch("required", compatfix=False, runner=("-m", "compatfix")))
     assert [r["local_rank"] for r in ranks] == [0, 1]
 
 
@@ -90,14 +76,14 @@ def test_launcher_run_under_python_m_compatfix_reaches_its_workers():
 def test_torchrun_local_rank_comes_from_the_environment():
     assert_fails_with(launch("required", compatfix=False, launcher="torch.distributed.run", nproc=1),
                       REQUIRED_ERROR)
-    ranks = results(launch("required", compatfix=True, launcher="torch.distributed.run"))
+    ranks = printed_results(launch("required", compatfix=True, launcher="torch.distributed.run"))
     assert [(r["local_rank"], r["env_local_rank"]) for r in ranks] == [(0, "0"), (1, "1")]
 
 
 def test_torchrun_with_a_script_that_declares_the_hyphen_spelling():
-    (plain,) = results(launch("hyphen", compatfix=False, launcher="torch.distributed.run", nproc=1))
+    (plain,) = printed_results(launch("hyphen", compatfix=False, launcher="torch.distributed.run", nproc=1))
     assert plain["local_rank"] == -1  # torch's own advice followed, still the default
-    (fixed,) = results(launch("hyphen", compatfix=True, launcher="torch.distributed.run", nproc=1))
+    (fixed,) = printed_results(launch("hyphen", compatfix=True, launcher="torch.distributed.run", nproc=1))
     assert fixed["local_rank"] == 0
 
 
@@ -107,7 +93,7 @@ def test_torchrun_with_a_script_that_declares_the_hyphen_spelling():
 def test_a_parser_built_before_importing_torch_is_covered():
     # The patch is on ArgumentParser itself, so a parser built before compatfix's engine
     # loaded (on `import torch`) parses with it afterwards.
-    (result,) = results(launch("built-before-torch", compatfix=True, nproc=1))
+    (result,) = printed_results(launch("built-before-torch", compatfix=True, nproc=1))
     assert result["local_rank"] == 0
 
 
@@ -118,11 +104,11 @@ def test_a_parse_before_importing_torch_is_covered_under_python_m_compatfix():
     assert_fails_with(run_python(LEGACY, "--local-rank=0", env=env, timeout=TIMEOUT),
                       "error: the following arguments are required: --local_rank")
     completed = run_python("-m", "compatfix", LEGACY, "--local-rank=0", env=env, timeout=TIMEOUT)
-    assert results(completed)[0]["local_rank"] == 0
+    assert printed_results(completed)[0]["local_rank"] == 0
 
 
 def test_a_parse_before_importing_torch_in_a_launched_worker():
-    results(launch("before-torch", compatfix=True, nproc=1))
+    printed_results(launch("before-torch", compatfix=True, nproc=1))
 
 
 @pytest.mark.stack("modern", "paper")
@@ -213,7 +199,7 @@ def test_a_taken_master_port_is_replaced_on_a_single_node_launch():
         assert_fails_with(run(False), EADDRINUSE)
         assert_fails_with(run(True, COMPATFIX_DISABLE="torch.distributed.run.free_master_port"), EADDRINUSE)
         completed = run(True)
-        ranks = results(completed)
+        ranks = printed_results(completed)
         assert [(r["rank"], r["world_size"], r["all_reduce"]) for r in ranks] == [
             (0, 2, [3.0, 3.0, 3.0]), (1, 2, [3.0, 3.0, 3.0])]
         assert completed.stderr.count("--master_port %d is already in use" % port) == 1

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from support import FIXTURES, clean_env, free_port, has_cuda_gpu, run_python
+from support import FIXTURES, clean_env, free_port, has_cuda_gpu, printed_results, run_python
 
 FIXTURES = os.path.join(FIXTURES, "launch")
 DIST_JOB = os.path.join(FIXTURES, "dist_job.py")
@@ -37,20 +37,6 @@ def env_for(compatfix: bool, launched: bool = True, **extra: str) -> dict[str, s
         env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
     return env
 
-
-def results(completed) -> list[dict]:
-    """The RESULT objects the processes printed (their lines may run together), by rank."""
-    assert completed.returncode == 0, completed.stdout + completed.stderr[-4000:]
-    decoder = json.JSONDecoder()
-    found, text, start = [], completed.stdout, 0
-    while True:
-        start = text.find("RESULT ", start)
-        if start < 0:
-            break
-        value, end = decoder.raw_decode(text, start + len("RESULT "))
-        found.append(value)
-        start = end
-    return sorted(found, key=lambda result: result.get("rank", 0))
 
 
 def assert_fails_with(completed, message: str) -> None:
@@ -75,14 +61,14 @@ def test_nccl_without_a_gpu_uses_gloo_with_one_warning():
     needs_no_gpu()
     assert_fails_with(run_python(DIST_JOB, "nccl", env=env_for(False), timeout=TIMEOUT), NCCL_ERROR)
     completed = run_python(DIST_JOB, "nccl", "new-group", env=env_for(True), timeout=TIMEOUT)
-    (result,) = results(completed)
+    (result,) = printed_results(completed)
     assert (result["backend"], result["group_backend"], result["all_reduce"]) == ("gloo", "gloo", [1.0, 1.0, 1.0])
     assert completed.stderr.count(NCCL_WARNING) == 1, completed.stderr
 
 
 def test_nccl_device_map_and_two_ranks_under_torchrun():
     needs_no_gpu()
-    ranks = results(torchrun(DIST_JOB, "cpu:gloo,cuda:nccl", env=env_for(True, launched=False)))
+    ranks = printed_results(torchrun(DIST_JOB, "cpu:gloo,cuda:nccl", env=env_for(True, launched=False)))
     assert [(r["rank"], r["world_size"], r["all_reduce"]) for r in ranks] == [
         (0, 2, [3.0, 3.0, 3.0]), (1, 2, [3.0, 3.0, 3.0])]
     assert {r["backend"] for r in ranks} == {"cpu:gloo,cuda:gloo"}
@@ -101,7 +87,7 @@ def test_cpu_mode_and_these_shims_compose(tmp_path):
     report = str(tmp_path / "report.json")
     completed = run_python("-m", "compatfix", "--device", "cpu", "--report", report, DIST_JOB, "nccl", "new-group",
                            env=env_for(True), timeout=TIMEOUT)
-    (result,) = results(completed)
+    (result,) = printed_results(completed)
     assert (result["backend"], result["group_backend"]) == ("gloo", "gloo")
     with open(report) as handle:
         (process,) = json.load(handle)["processes"]
@@ -110,7 +96,7 @@ def test_cpu_mode_and_these_shims_compose(tmp_path):
 
     completed = run_python("-m", "compatfix", "--device", "cpu", "--enable", "torch.distributed.env_single_process",
                            DIST_JOB, "nccl", env=env_for(True, launched=False), timeout=TIMEOUT)
-    (result,) = results(completed)
+    (result,) = printed_results(completed)
     assert (result["world_size"], result["backend"]) == (1, "gloo")
 
 
@@ -123,7 +109,7 @@ def test_env_rendezvous_without_a_launcher_is_a_world_of_one_when_enabled():
         assert_fails_with(completed, RANK_ERROR)
     env = env_for(True, launched=False, COMPATFIX_ENABLE="torch.distributed.env_single_process")
     completed = run_python(DIST_JOB, "gloo", env=env, timeout=TIMEOUT)
-    (result,) = results(completed)
+    (result,) = printed_results(completed)
     assert (result["rank"], result["world_size"], result["all_reduce"]) == (0, 1, [1.0, 1.0, 1.0])
     assert "no launcher set MASTER_ADDR" in completed.stderr
 
@@ -180,12 +166,12 @@ def test_set_device_past_the_gpu_count_says_what_happened():
     unexplained = set_device(3, compatfix=True, COMPATFIX_DISABLE="torch.cuda.set_device.explain")
     assert_fails_with(unexplained, ORDINAL_ERROR)
     assert "asks for CUDA device 3" not in unexplained.stderr
-    assert results(set_device(1, compatfix=True)) == [{"selected": [1]}]  # within range: untouched
+    assert printed_results(set_device(1, compatfix=True)) == [{"selected": [1]}]  # within range: untouched
 
 
 def test_set_device_oversubscription_when_enabled():
     completed = set_device(3, compatfix=True, COMPATFIX_ENABLE="torch.cuda.set_device.oversubscribe")
-    assert results(completed) == [{"selected": [1]}]
+    assert printed_results(completed) == [{"selected": [1]}]
     assert "processes share them" in completed.stderr
 
 
@@ -208,7 +194,7 @@ def test_collectives_answer_to_every_name_in_a_two_process_gloo_job(scenario):
     # before activating compatfix by hand (COMPATFIX=0 until then). "old-torch" is new
     # apex on torch < 1.13; "new-torch" is old apex on a torch that dropped the old names.
     script = os.path.join(FIXTURES, "collectives.py")
-    ranks = results(torchrun(script, scenario, env=env_for(False, launched=False)))
+    ranks = printed_results(torchrun(script, scenario, env=env_for(False, launched=False)))
     assert [r["rank"] for r in ranks] == [0, 1] and {r["world"] for r in ranks} == {2}
     for rank, result in enumerate(ranks):
         for name, before in result["before"].items():
