@@ -81,9 +81,8 @@ REMOVALS: tuple[Removal, ...] = (
             "2.0", "2024-06", "utility functions with a direct replacement named in the table",
             NUMPY_TABLE, shim="numpy.numpy2_functions"),
     Removal("numpy", "maximum_sctype, recfromcsv, recfromtxt, deprecate, deprecate_with_doc",
-            "2.0", "2024-06", "rarely in research code", NUMPY_TABLE,
-            reason="not yet shimmed: use a specific dtype, np.genfromtxt(..., dtype=None).view(np.recarray), "
-            "warnings.warn"),
+            "2.0", "2024-06", "widest-type checks, reading record arrays from text, deprecating helpers",
+            NUMPY_TABLE, shim="numpy.numpy2_functions"),
     Removal("numpy", "geterrobj, seterrobj, set_numeric_ops, set_string_function, lookfor, who, source, "
             "add_newdoc_ufunc, tracemalloc_domain, nbytes, get_array_wrap",
             "2.0", "2024-06", "interactive helpers and internals",
@@ -233,7 +232,7 @@ REMOVALS: tuple[Removal, ...] = (
     Removal("python", "inspect.getargspec", "3.11", "2022-10", "argument introspection in registries",
             "What's New in Python 3.11", shim="inspect.getargspec"),
     Removal("python", "fractions.gcd", "3.9", "2020-10", "gcd of integers", "What's New in Python 3.9",
-            reason="not yet shimmed: math.gcd is the replacement"),
+            shim="fractions.gcd"),
     Removal("python", "asyncio.coroutine", "3.11", "2022-10", "generator-based coroutines",
             "What's New in Python 3.11",
             reason="generator-based coroutines no longer run on the event loop; no faithful shim"),

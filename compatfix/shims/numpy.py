@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import warnings
 
 from compatfix._versions import release_tuple
 from compatfix.patching import Lazy, restore_names
@@ -175,7 +177,78 @@ def _sctype_functions(np) -> dict:
         """Removed in numpy 2.0: ``issubclass`` of the two scalar types."""
         return issubclass(obj2sctype(arg1), obj2sctype(arg2))
 
-    return {"obj2sctype": obj2sctype, "sctype2char": sctype2char, "issctype": issctype, "issubsctype": issubsctype}
+    def maximum_sctype(t):
+        """Removed in numpy 2.0: the scalar type of the highest precision of ``t``'s kind
+        (signed or unsigned integer, float, complex); any other type is returned as it is."""
+        scalar_type = obj2sctype(t)
+        if scalar_type is None:
+            return t
+        kind = np.dtype(scalar_type).kind
+        if kind not in "iufc":
+            return scalar_type
+        # numpy 1.x's sctypes[kind][-1]: the widest type of the kind, by its sized name
+        widest = max(np.dtype(code).itemsize for code in np.typecodes["All"] if np.dtype(code).kind == kind)
+        return np.dtype("%s%d" % (kind, widest)).type
+
+    return {"obj2sctype": obj2sctype, "sctype2char": sctype2char, "issctype": issctype,
+            "issubsctype": issubsctype, "maximum_sctype": maximum_sctype}
+
+
+def _record_readers(np) -> dict:
+    def as_records(output, usemask):
+        if usemask:
+            from numpy.ma.mrecords import MaskedRecords
+
+            return output.view(MaskedRecords)
+        return output.view(np.recarray)
+
+    def recfromtxt(fname, **kwargs):
+        """Removed in numpy 2.0: ``genfromtxt`` with ``dtype=None``, as a record array
+        (a masked one with ``usemask=True``)."""
+        kwargs.setdefault("dtype", None)
+        return as_records(np.genfromtxt(fname, **kwargs), kwargs.get("usemask", False))
+
+    def recfromcsv(fname, **kwargs):
+        """Removed in numpy 2.0: ``recfromtxt`` for comma-separated files with a header
+        row, the field names lower-cased."""
+        kwargs.setdefault("case_sensitive", "lower")
+        kwargs.setdefault("names", True)
+        kwargs.setdefault("delimiter", ",")
+        kwargs.setdefault("dtype", None)
+        return as_records(np.genfromtxt(fname, **kwargs), kwargs.get("usemask", False))
+
+    return {"recfromtxt": recfromtxt, "recfromcsv": recfromcsv}
+
+
+def _deprecation_decorators() -> dict:
+    def deprecating(function, old_name=None, new_name=None, message=None):
+        old_name = old_name or function.__name__
+        text = "`%s` is deprecated!" % old_name if new_name is None else \
+            "`%s` is deprecated, use `%s` instead!" % (old_name, new_name)
+        if message is not None:
+            text += "\n" + message
+
+        @functools.wraps(function)
+        def deprecated(*args, **kwargs):
+            warnings.warn(text, DeprecationWarning, stacklevel=2)
+            return function(*args, **kwargs)
+
+        deprecated.__name__ = old_name
+        deprecated.__doc__ = text if function.__doc__ is None else text + "\n\n" + function.__doc__
+        return deprecated
+
+    def deprecate(*args, **kwargs):
+        """Removed in numpy 2.0: ``deprecate(func, old_name=None, new_name=None, message=None)``
+        wraps ``func`` to warn with a DeprecationWarning; without ``func`` it is a decorator."""
+        if args:
+            return deprecating(*args, **kwargs)
+        return lambda function: deprecating(function, **kwargs)
+
+    def deprecate_with_doc(msg):
+        """Removed in numpy 2.0: a decorator that deprecates with ``msg`` as the message."""
+        return lambda function: deprecating(function, message=msg)
+
+    return {"deprecate": deprecate, "deprecate_with_doc": deprecate_with_doc}
 
 
 def restore_numpy2_functions(np) -> None:
@@ -202,6 +275,8 @@ def restore_numpy2_functions(np) -> None:
         "add_docstring": np.lib.add_docstring,
     }
     names.update(_sctype_functions(np))
+    names.update(_record_readers(np))
+    names.update(_deprecation_decorators())
     restore_names(np, names, "numpy.numpy2_functions")
 
 
@@ -220,8 +295,10 @@ SHIMS = (
         requires={"numpy": ">=2.0"},
         apply=restore_numpy2_functions,
         broke="numpy 2.0 (2024-06) removed msort, cast, fastCopyAndTranspose, safe_eval, obj2sctype, "
+        "maximum_sctype, recfromtxt, recfromcsv, deprecate, deprecate_with_doc, "
         "sctype2char, issctype, issubsctype and moved byte_bounds, DataSource, add_newdoc (NEP 52)",
-        summary="restore them on np.sort(axis=0), astype, ast.literal_eval, np.dtype and their new homes",
+        summary="restore them on np.sort(axis=0), astype, ast.literal_eval, np.dtype, genfromtxt, "
+        "warnings.warn and their new homes",
     ),
     Shim(
         "numpy.builtin_aliases",

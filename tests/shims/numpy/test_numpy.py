@@ -3,6 +3,8 @@ missing with compatfix off and behaves as numpy 1.x documented it with compatfix
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from support import run_python
@@ -10,7 +12,7 @@ from support import run_python
 NUMPY2_FUNCTIONS = [
     "msort", "cast", "fastCopyAndTranspose", "safe_eval", "obj2sctype", "sctype2char", "issctype",
     "issubsctype", "byte_bounds", "compare_chararrays", "format_parser", "DataSource", "add_newdoc",
-    "add_docstring",
+    "add_docstring", "maximum_sctype", "recfromtxt", "recfromcsv", "deprecate", "deprecate_with_doc",
 ]
 
 
@@ -60,3 +62,46 @@ def test_numpy2_functions_are_restored_with_the_numpy1_meaning():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr
+
+
+def test_the_numpy2_record_readers_widest_types_and_deprecation_helpers_keep_numpy1_meanings():
+    result = run_python(code="""
+        import io, json, warnings
+        import numpy as np
+        out = {}
+        # numpy 1.26's sctypes lists end with these (sctypes['int'][-1] is int64, ...)
+        out["widest"] = [np.maximum_sctype(t) is want for t, want in (
+            (np.int8, np.int64), (np.uint16, np.uint64), (np.float32, np.longdouble), ("f4", np.longdouble),
+            (np.complex64, np.clongdouble), (np.bool_, np.bool_), (np.str_, np.str_))]
+        text = np.recfromtxt(io.StringIO("1 2.5\\n3 4.5"))
+        want = np.genfromtxt(io.StringIO("1 2.5\\n3 4.5"), dtype=None).view(np.recarray)
+        out["recfromtxt"] = [type(text).__name__, text.dtype == want.dtype, text.f0.tolist(), text.f1.tolist()]
+        csv = np.recfromcsv(io.StringIO("Width,Label\\n3,7\\n5,9"))
+        out["recfromcsv"] = [type(csv).__name__, list(csv.dtype.names), csv.width.tolist(), csv.label.tolist()]
+        masked = np.recfromcsv(io.StringIO("a,b\\n1,\\n2,4"), usemask=True)
+        out["masked"] = [type(masked).__name__, masked.b.mask.tolist()]
+
+        def old(x):
+            "doubles x"
+            return 2 * x
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = np.deprecate(old, new_name="new")(21)
+            decorated = np.deprecate(message="gone soon")(old)
+            decorated(1)
+            np.deprecate_with_doc("use new")(old)(1)
+        out["deprecate"] = [value, [(w.category.__name__, str(w.message)) for w in caught],
+                            decorated.__doc__.splitlines()[:2], decorated.__name__]
+        print(json.dumps(out))
+        """)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "widest": [True] * 7,
+        "recfromtxt": ["recarray", True, [1, 3], [2.5, 4.5]],
+        "recfromcsv": ["recarray", ["width", "label"], [3, 5], [7, 9]],
+        "masked": ["MaskedRecords", [True, False]],
+        "deprecate": [42, [["DeprecationWarning", "`old` is deprecated, use `new` instead!"],
+                           ["DeprecationWarning", "`old` is deprecated!\ngone soon"],
+                           ["DeprecationWarning", "`old` is deprecated!\nuse new"]],
+                      ["`old` is deprecated!", "gone soon"], "old"],
+    }
