@@ -38,22 +38,29 @@ def _accept_multichannel(function):
     return with_multichannel
 
 
-def accept_multichannel(module) -> str | None:
+def _take_old_keyword(module, names, new: str, old: str, make_wrapper, shim: str) -> str | None:
+    """Wrap each function of ``names`` on ``module`` whose signature has ``new`` and no
+    longer ``old`` (decided by signature, so a fork that still takes ``old`` is left alone)."""
     import inspect
 
     done = []
-    for name in MULTICHANNEL.get(module.__name__, ()):
+    for name in names:
         function = getattr(module, name, None)
-        if function is None:
+        if not callable(function):
             continue
         try:
             parameters = inspect.signature(function).parameters
         except (TypeError, ValueError):
             continue
-        if "channel_axis" in parameters and "multichannel" not in parameters:
-            wrap(module, name, _accept_multichannel, "skimage.multichannel")
+        if new in parameters and old not in parameters:
+            wrap(module, name, make_wrapper, shim)
             done.append(name)
-    return None if done else "these functions still take multichannel here"
+    return None if done else "these functions still take %s here" % old
+
+
+def accept_multichannel(module) -> str | None:
+    return _take_old_keyword(module, MULTICHANNEL.get(module.__name__, ()), "channel_axis", "multichannel",
+                             _accept_multichannel, "skimage.multichannel")
 
 
 # The functions that took ``selem`` in scikit-image 0.18 and take ``footprint`` today (0.19
@@ -80,22 +87,8 @@ def _accept_selem(function):
 
 
 def accept_selem(module) -> str | None:
-    import inspect
-
     names = SELEM.get(module.__name__) or tuple(getattr(module, "__all__", ()))
-    done = []
-    for name in names:
-        function = getattr(module, name, None)
-        if not callable(function):
-            continue
-        try:
-            parameters = inspect.signature(function).parameters
-        except (TypeError, ValueError):
-            continue
-        if "footprint" in parameters and "selem" not in parameters:
-            wrap(module, name, _accept_selem, "skimage.selem")
-            done.append(name)
-    return None if done else "these functions still take selem here"
+    return _take_old_keyword(module, names, "footprint", "selem", _accept_selem, "skimage.selem")
 
 
 SHIMS = (
