@@ -26,13 +26,11 @@ FIELD = "classification"
 STACKS = ["modern"]
 WORKDIR = "classification"
 CHECKPOINT = "train/checkpoint.pth"
-NOTES = ("Not yet: timm 0.3.2's RandAugment (main.py's default `--aa rand-m9-mstd0.5-inc1`) "
-         "calls `PIL.ImageOps.posterize(img, 0)` when the sampled level rounds to 0 bits; the "
-         "Pillow installed here (13.0.0) raises `ValueError: bits must be between or equal to 1 "
-         "and 8`, where older Pillow returned the image with every channel zeroed. A 256-image "
-         "epoch meets it (the zoo's smaller sets were lucky). The fix is a Pillow shim "
-         "(`PIL.ImageOps.posterize` accepting bits=0 with the old result); PIL shims are outside "
-         "this zoo round's files, so it is filed, not built.")
+NOTES = ("timm 0.3.2's RandAugment (main.py's default `--aa rand-m9-mstd0.5-inc1`) calls "
+         "`PIL.ImageOps.posterize(img, 0)` when the sampled level rounds to 0 bits; Pillow 13 "
+         "raises `ValueError: bits must be between or equal to 1 and 8`, where older Pillow "
+         "returned the image with every channel zeroed. A 256-image epoch meets it. The shim "
+         "`PIL.ImageOps.posterize_zero_bits` (found by this recipe) restores the old result.")
 
 
 def make_data(root):
