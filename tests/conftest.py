@@ -83,3 +83,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 # ==== END compatfix test-stack selection ====
+
+
+@pytest.fixture
+def needs_python_311():
+    """For tests that reproduce the standard library's 3.10/3.11 removals: on an older
+    interpreter they would pass for the wrong reason, so they fail instead."""
+    import sys
+
+    if sys.version_info < (3, 11):
+        pytest.fail("these tests reproduce Python 3.10/3.11 removals: run them on Python >= 3.11")

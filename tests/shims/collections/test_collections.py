@@ -14,15 +14,10 @@ import pytest
 
 from support import run_python
 
-pytestmark = pytest.mark.stack("modern", "paper", "numpy1", "timm1", "py312", "py313")
+pytestmark = [pytest.mark.stack("modern", "paper", "numpy1", "timm1", "py312", "py313"),
+              pytest.mark.usefixtures("needs_python_311")]
 
 ABC_NAMES = ["Iterable", "Mapping", "MutableMapping", "Sequence", "Callable", "Hashable", "Set"]
-
-
-@pytest.fixture(autouse=True)
-def _needs_python_311():
-    if sys.version_info < (3, 11):
-        pytest.fail("these tests reproduce Python 3.10/3.11 removals: run them on Python >= 3.11")
 
 
 def test_collections_abc_aliases_fail_without_compatfix():

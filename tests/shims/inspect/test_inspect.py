@@ -10,15 +10,8 @@ import pytest
 
 from support import run_python
 
-pytestmark = pytest.mark.stack("modern", "paper", "numpy1", "timm1", "py312", "py313")
-
-ABC_NAMES = ["Iterable", "Mapping", "MutableMapping", "Sequence", "Callable", "Hashable", "Set"]
-
-
-@pytest.fixture(autouse=True)
-def _needs_python_311():
-    if sys.version_info < (3, 11):
-        pytest.fail("these tests reproduce Python 3.10/3.11 removals: run them on Python >= 3.11")
+pytestmark = [pytest.mark.stack("modern", "paper", "numpy1", "timm1", "py312", "py313"),
+              pytest.mark.usefixtures("needs_python_311")]
 
 
 def test_getargspec_fails_without_compatfix():
