@@ -54,7 +54,10 @@ class Engine:
         self.after: dict[str, list[Shim]] = {}
         self.before: dict[str, list[Shim]] = {}
         self.provide: dict[str, Shim] = {}
-        self._index: dict[str, tuple[str, ...]] = dict(index or {})
+        self._index: dict[str, tuple[str, ...]] = index or {}
+        # Every module name whose import the engine handles: the index's keys and the
+        # targets and consumers of the shims registered so far (plugins).
+        self.watched_names: set[str] = set(self._index)
         self._loaded_modules: set[str] = set()
         self._done: dict[str, weakref.WeakSet] = {}  # shim name -> modules it ran on
         self._recorded: set[tuple[str, str, str]] = set()
@@ -78,8 +81,9 @@ class Engine:
         from compatfix import _shim_index
 
         settings = Settings.from_environ()
-        index = {name: tuple(modules) for name, modules in _shim_index.BUILTIN.items()}
+        index = _shim_index.BUILTIN  # read only: copied below when a device mode adds to it
         if settings.device:
+            index = dict(index)
             for name, modules in _shim_index.DEVICES.get(settings.device, {}).items():
                 index[name] = index.get(name, ()) + tuple(modules)
         plugins, problems = plugin_shims()
@@ -90,7 +94,10 @@ class Engine:
                      index=index, known_names=_shim_index.NAMES)
         _active = engine
         if finder is not None:
-            finder.packages.update(name.partition(".")[0] for name in engine.watched())
+            finder.packages.update(_shim_index.PACKAGES)
+            finder.packages.update(name.partition(".")[0] for shim in plugins for name in shim.watched_modules())
+            if settings.device:
+                finder.packages.update(name.partition(".")[0] for name in index)
         engine._register_report()
         return engine
 
@@ -98,6 +105,7 @@ class Engine:
         if shim.name in self.shims:
             return
         self.shims[shim.name] = shim
+        self.watched_names.update(shim.watched_modules())
         if shim.kind == AFTER_IMPORT:
             for target in shim.targets:
                 self.after.setdefault(target, []).append(shim)
@@ -136,11 +144,10 @@ class Engine:
     # --- what the finder asks ---------------------------------------------------------
 
     def watched(self) -> set[str]:
-        return set(self._index) | set(self.after) | set(self.before) | set(self.provide)
+        return set(self.watched_names)
 
     def handles(self, fullname: str) -> bool:
-        return (fullname in self._index or fullname in self.after or fullname in self.before
-                or fullname in self.provide)
+        return fullname in self.watched_names
 
     def prepare_spec(self, fullname: str, spec):
         """Hook the real module's loader, or provide a missing one; None to step aside.
@@ -173,7 +180,7 @@ class Engine:
 
     def catch_up(self) -> None:
         """Apply shims to targets that were imported before compatfix was activated."""
-        for name in sorted(self.watched()):
+        for name in sorted(self.watched_names.intersection(sys.modules)):
             module = sys.modules.get(name)
             if module is None:
                 continue
@@ -386,3 +393,115 @@ class _ProvidingLoader:
                 "No module named %r (compatfix could not provide it, see the warning above)" % module.__name__,
                 name=module.__name__,
             )
+
+
+# --- the finder's import handler ---------------------------------------------------------
+
+
+class ImportHandler:
+    """Answers the imports that the start-up finder (``_compatfix_bootstrap``) hands over:
+    those of a watched module get a hooked loader (shims run around its code) or a
+    provided module; every other name is None after one set lookup.
+
+    Imports that another finder makes while this one asks it for the real spec (the same
+    name asked again on this thread) are stepped aside from, so that no import loops.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._watched = engine.watched_names  # the same set: plugins registered later show
+        self._local = _thread._local()
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self._watched:
+            return None
+        busy = self._local.__dict__.setdefault("busy", set())
+        if fullname in busy:  # another finder asked importlib again: step aside
+            return None
+        # A name already in sys.modules is being reloaded (importlib.reload asks the
+        # finders again): its new load is hooked like the first.
+        busy.add(fullname)
+        try:
+            spec = _find_real_spec(fullname, path, target)
+        finally:
+            busy.discard(fullname)
+        return self.engine.prepare_spec(fullname, spec)
+
+    def spec_of_existing(self, fullname):
+        """For an import that loading the engine completed (a plugin's top-level import
+        of it): the module already in ``sys.modules``, not a second copy of it."""
+        if fullname not in self._watched:
+            return None
+        return _spec_of_existing(fullname, sys.modules[fullname])
+
+
+def _find_real_spec(fullname, path, target):
+    """The spec the rest of ``sys.meta_path`` finds, compatfix's own finder left out."""
+    for finder in list(sys.meta_path):
+        if getattr(type(finder), "is_compatfix_finder", False):
+            continue
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
+            continue
+        spec = find_spec(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
+
+
+_handler_lock = _thread.RLock()
+_loading_thread: int | None = None  # the thread loading the engine, while it does
+
+
+def handler_for(finder) -> ImportHandler | None:
+    """``finder``'s import handler, made on the first target import: it loads the engine,
+    then applies the shims of targets imported before it (``Engine.catch_up``). Other
+    threads wait for it; on the loading thread itself, imports the loading makes (a
+    plugin importing numpy at its top) are plain ones, and ``catch_up`` shims them."""
+    global _loading_thread
+    with _handler_lock:
+        if finder.handler is not None:
+            return finder.handler
+        if _loading_thread == _thread.get_ident():
+            return None
+        _loading_thread = _thread.get_ident()
+        try:
+            engine = Engine.from_environment(finder)
+        finally:
+            _loading_thread = None
+        finder.handler = ImportHandler(engine)
+        # Targets imported before the engine existed (before activation, or plugin
+        # targets imported before any built-in target) get their shims now.
+        engine.catch_up()
+        return finder.handler
+
+
+class _AlreadyImported:
+    """Loader that gives the import in progress the module already in ``sys.modules``."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+        self.spec = getattr(module, "__spec__", None)
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module) -> None:
+        if self.spec is not None:
+            module.__spec__ = self.spec  # the import system set ours; put the real one back
+
+
+def _spec_of_existing(fullname, module):
+    from importlib.machinery import ModuleSpec
+
+    loader = _AlreadyImported(module)
+    spec = ModuleSpec(fullname, loader, origin=getattr(module, "__file__", None))
+    spec.submodule_search_locations = getattr(module, "__path__", None)
+    # importlib swaps a found spec for sys.modules[fullname].__spec__ when the module
+    # appeared meanwhile, and would run the module's code again: let it find ours.
+    if loader.spec is not None:
+        try:
+            module.__spec__ = spec
+        except AttributeError:
+            pass
+    return spec

@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     finder = _bootstrap.activate("cli")
     # Load the engine now rather than at the first target import: plugin shims then
     # know their targets before the program imports anything.
-    finder.engine
+    finder.load_handler()
     try:
         if mode == "module":
             run_module(program[0], program[1:])

@@ -119,6 +119,10 @@ DEVICES = {
     },
 }
 
+# The top-level packages of BUILTIN's modules: the finder watches them once the
+# engine has loaded.
+PACKAGES = frozenset(['PIL', 'apex', 'argparse', 'collections', 'fractions', 'inspect', 'mmcv', 'mmdet', 'mmseg', 'numpy', 'pkg_resources', 'scipy', 'skimage', 'sklearn', 'timm', 'torch', 'torchvision', 'yaml'])
+
 NAMES = frozenset({
     'PIL.Image.resampling_constants',
     'PIL.ImageDraw.textsize',

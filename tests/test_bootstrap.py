@@ -58,8 +58,8 @@ def test_the_installed_distribution_ships_pth_and_start_files():
     with open(os.path.join(site_packages, "compatfix.pth")) as handle:
         lines = [line for line in handle.read().splitlines() if line.strip()]
     # One line that imports the bootstrap and calls it, guarded (tests/security/test_security_startup.py).
-    assert len(lines) == 1 and lines[0].startswith("import sys; exec(")
-    assert "import _compatfix_bootstrap\\n  _compatfix_bootstrap.bootstrap()" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("import sys; ")
+    assert "import _compatfix_bootstrap\\n _compatfix_bootstrap.bootstrap()" in lines[0]
     with open(os.path.join(site_packages, "compatfix.start")) as handle:
         entry = handle.read().strip()
     assert entry == "_compatfix_bootstrap:bootstrap"
