@@ -4,8 +4,6 @@
 Bad values never crash the program: each yields one problem line and is ignored.
 """
 
-from __future__ import annotations
-
 import os
 
 TYPE_CHECKING = False
@@ -23,7 +21,7 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
 
 
-def split_names(value: str) -> tuple[str, ...]:
+def split_names(value: str) -> "tuple[str, ...]":
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
@@ -42,12 +40,12 @@ class Settings:
 
     def __init__(
         self,
-        disable: Iterable[str] = (),
-        enable: Iterable[str] = (),
+        disable: "Iterable[str]" = (),
+        enable: "Iterable[str]" = (),
         strict: bool = False,
-        report_path: str | None = None,
-        device: str | None = None,
-        problems: Iterable[str] = (),
+        report_path: "str | None" = None,
+        device: "str | None" = None,
+        problems: "Iterable[str]" = (),
     ) -> None:
         self.disable = tuple(disable)
         self.enable = tuple(enable)
@@ -57,7 +55,7 @@ class Settings:
         self.problems = list(problems)
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+    def from_environ(cls, environ: "Mapping[str, str] | None" = None) -> "Settings":
         env = os.environ if environ is None else environ
         problems = []
         strict_raw = env.get(ENV_STRICT, "").strip().lower()
@@ -78,7 +76,7 @@ class Settings:
             problems=problems,
         )
 
-    def unknown_names(self, known: Iterable[str]) -> list[str]:
+    def unknown_names(self, known: "Iterable[str]") -> "list[str]":
         """Problem lines for disable/enable patterns that match no known shim."""
         known = list(known)
         problems = []
@@ -90,7 +88,7 @@ class Settings:
                     )
         return problems
 
-    def is_enabled(self, name: str, default: bool) -> tuple[bool, str]:
+    def is_enabled(self, name: str, default: bool) -> "tuple[bool, str]":
         """Whether a shim is on, and why (for reports). Disabling wins over enabling."""
         for pattern in self.disable:
             if _matches(name, pattern):

@@ -6,17 +6,37 @@ without it; strict mode turns that into an error. Each shim runs at most once pe
 module object, and never when the installed versions do not need it.
 """
 
-from __future__ import annotations
-
 import _thread  # not threading: most targets never import it
 import importlib
 import os
 import sys
 import weakref
 
-from compatfix import _decision, _messages, _report, patching
 from compatfix._config import Settings
-from compatfix.registry import AFTER_IMPORT, BEFORE_CONSUMER, PROVIDE, Shim, plugin_shims
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator, Mapping
+
+    FirstUse = Mapping[str, tuple[tuple[str, ...], frozenset[str]]]
+
+    from compatfix._report import Recorder
+    from compatfix.registry import Shim
+
+# What a target's first import loads of compatfix is this module, the settings and the
+# index. The registry, patching, the decision, messages and the recorder are imported
+# where they are first needed: an import whose shims all wait for a first use (numpy's
+# restored aliases) needs none of them. For the same reason this module and _config quote
+# their annotations instead of `from __future__ import annotations`, whose module numpy
+# itself never loads.
+
+ENTRY_POINT_GROUP = "compatfix.shims"  # where installed packages declare plugin shims
+
+
+def _say(text: str) -> None:
+    from compatfix import _messages
+
+    _messages.say(text)
 
 
 class CompatfixError(RuntimeError):
@@ -37,43 +57,66 @@ class Engine:
     ``shims`` are registered at once (plugins, tests). ``index`` maps a watched module to
     the shim modules that declare shims for it (``compatfix._shim_index``): those modules
     are imported on that module's first import, so a target pays only for its own shims.
-    A shim module that cannot be imported turns off its own shims only (one message).
+    ``first_use`` maps a target to the shim modules whose shims only restore names, and
+    those names: they are imported, and their shims applied, at the first use of one of
+    the names on the target (``_RestoreOnFirstUse``), so an import pays nothing for
+    aliases its program never uses. A shim module that cannot be imported turns off its
+    own shims only (one message).
     """
 
     def __init__(
         self,
-        shims: list[Shim],
-        settings: Settings,
+        shims: "list[Shim]",
+        settings: "Settings",
         problems=(),
-        index: dict[str, tuple[str, ...]] | None = None,
+        index: "Mapping[str, tuple[str, ...]] | None" = None,
         known_names=(),
+        first_use: "FirstUse | None" = None,
     ) -> None:
         self.settings = settings
         self.shims: dict[str, Shim] = {}
-        self.recorder = _report.Recorder()
+        self._recorder: Recorder | None = None
         self.after: dict[str, list[Shim]] = {}
         self.before: dict[str, list[Shim]] = {}
         self.provide: dict[str, Shim] = {}
-        self._index: dict[str, tuple[str, ...]] = index or {}
-        # Every module name whose import the engine handles: the index's keys and the
+        self.on_first_use: dict[str, list[Shim]] = {}  # target -> its name-restoring shims
+        self._index: Mapping[str, tuple[str, ...]] = index or {}
+        self._first_use_modules = {target: modules for target, (modules, _) in (first_use or {}).items()}
+        # target -> the names whose first use applies its name-restoring shims
+        self.first_use_names: dict[str, set[str]] = {
+            target: set(names) for target, (_, names) in (first_use or {}).items()}
+        # Every module name whose import the engine handles: the indexes' keys and the
         # targets and consumers of the shims registered so far (plugins).
-        self.watched_names: set[str] = set(self._index)
+        self.watched_names: set[str] = set(self._index) | set(self.first_use_names)
         self._loaded_modules: set[str] = set()
         self._done: dict[str, weakref.WeakSet] = {}  # shim name -> modules it ran on
         self._recorded: set[tuple[str, str, str]] = set()
         self._lock = _thread.RLock()
         for shim in shims:
             self._register(shim)
-        names = set(known_names) | set(self.shims)
-        for problem in list(problems) + settings.problems + settings.unknown_names(names):
-            self.recorder.note(problem)
-            _messages.say(problem)
+        problems = list(problems) + settings.problems
+        if settings.disable or settings.enable:
+            problems += settings.unknown_names(set(known_names) | set(self.shims))
         if settings.device == "cpu":
-            notice = "CPU mode (--device cpu): CUDA calls in this program run on the CPU"
-            self.recorder.note(notice)
-            _messages.say(notice)
+            problems.append("CPU mode (--device cpu): CUDA calls in this program run on the CPU")
+        for problem in problems:
+            self.recorder.note(problem)
+            _say(problem)
         self._report_registered = False
         self._report_written = False
+
+    @property
+    def recorder(self) -> "Recorder":
+        """What happened in this process (``compatfix._report``), made on first use."""
+        recorder = self._recorder
+        if recorder is None:
+            from compatfix import _report
+
+            with self._lock:
+                if self._recorder is None:
+                    self._recorder = _report.Recorder()
+                recorder = self._recorder
+        return recorder
 
     @classmethod
     def from_environment(cls, finder=None) -> "Engine":
@@ -81,32 +124,51 @@ class Engine:
         from compatfix import _shim_index
 
         settings = Settings.from_environ()
-        index = _shim_index.BUILTIN  # read only: copied below when a device mode adds to it
+        # Read only: copied below when a device mode adds to them.
+        index: Mapping[str, tuple[str, ...]] = _shim_index.BUILTIN
+        first_use: FirstUse = _shim_index.ON_FIRST_USE
         if settings.device:
-            index = dict(index)
+            device_index = dict(index)
             for name, modules in _shim_index.DEVICES.get(settings.device, {}).items():
-                index[name] = index.get(name, ()) + tuple(modules)
-        plugins, problems = plugin_shims()
+                device_index[name] = device_index.get(name, ()) + tuple(modules)
+            device_first_use = dict(first_use)
+            for name, (modules, names) in _shim_index.DEVICES_ON_FIRST_USE.get(settings.device, {}).items():
+                known_modules, known_names = device_first_use.get(name, ((), frozenset()))
+                device_first_use[name] = (known_modules + modules, known_names | names)
+            index, first_use = device_index, device_first_use
+        found = list(declared_entry_points(ENTRY_POINT_GROUP))
+        plugins: list[Shim] = []
+        problems: list[str] = []
+        if found:
+            from compatfix.registry import plugin_shims
+
+            plugins, problems = plugin_shims(found)
         taken = [shim for shim in plugins if shim.name in _shim_index.NAMES]
         for shim in taken:
             problems.append("plugin shim %r (%s) reuses a shim name and is ignored" % (shim.name, shim.origin))
         engine = cls([shim for shim in plugins if shim not in taken], settings, problems,
-                     index=index, known_names=_shim_index.NAMES)
+                     index=index, known_names=_shim_index.NAMES, first_use=first_use)
         _active = engine
         if finder is not None:
             finder.packages.update(_shim_index.PACKAGES)
             finder.packages.update(name.partition(".")[0] for shim in plugins for name in shim.watched_modules())
             if settings.device:
-                finder.packages.update(name.partition(".")[0] for name in index)
+                finder.packages.update(name.partition(".")[0] for name in list(index) + list(first_use))
         engine._register_report()
         return engine
 
-    def _register(self, shim: Shim) -> None:
+    def _register(self, shim: "Shim") -> None:
+        from compatfix.registry import AFTER_IMPORT, BEFORE_CONSUMER, PROVIDE
+
         if shim.name in self.shims:
             return
         self.shims[shim.name] = shim
         self.watched_names.update(shim.watched_modules())
-        if shim.kind == AFTER_IMPORT:
+        if shim.restores:
+            for target in shim.targets:
+                self.on_first_use.setdefault(target, []).append(shim)
+                self.first_use_names.setdefault(target, set()).update(shim.restores)
+        elif shim.kind == AFTER_IMPORT:
             for target in shim.targets:
                 self.after.setdefault(target, []).append(shim)
         elif shim.kind == BEFORE_CONSUMER:
@@ -116,9 +178,11 @@ class Engine:
             for target in shim.targets:
                 self.provide[target] = shim
 
-    def load_shims_for(self, fullname: str) -> None:
-        """Import the shim modules that declare shims for ``fullname`` (once each)."""
-        modules = self._index.get(fullname)
+    def load_shims_for(self, fullname: str, first_use: bool = False) -> None:
+        """Import the shim modules that declare shims for ``fullname`` (once each): those
+        applied at its import, or (``first_use``) those applied at the first use of a name
+        they restore."""
+        modules = (self._first_use_modules if first_use else self._index).get(fullname)
         if not modules:
             return
         with self._lock:
@@ -136,14 +200,14 @@ class Engine:
                         "others still apply" % (module_name, type(exc).__name__, exc)
                     )
                     self.recorder.note(problem)
-                    _messages.say(problem)
+                    _say(problem)
                     continue
                 for shim in declared:
                     self._register(shim)
 
     # --- what the finder asks ---------------------------------------------------------
 
-    def watched(self) -> set[str]:
+    def watched(self) -> "set[str]":
         return set(self.watched_names)
 
     def handles(self, fullname: str) -> bool:
@@ -164,7 +228,8 @@ class Engine:
                 return importlib.util.spec_from_loader(fullname, _ProvidingLoader(self, shim))  # type: ignore[arg-type]
             if spec is None:
                 return None
-        if (fullname in self.after or fullname in self.before) and _can_hook(spec.loader):
+        if (fullname in self.after or fullname in self.before or fullname in self.first_use_names) \
+                and _can_hook(spec.loader):
             spec.loader = _HookedLoader(self, spec.loader)
         return spec
 
@@ -210,19 +275,31 @@ class Engine:
         for shim in self.after.get(module.__name__, ()):
             if self._should_run(shim, module.__name__):
                 self._apply(shim, module)
+        if module.__name__ in self.first_use_names:
+            _RestoreOnFirstUse.install(self, module)
 
-    def decide(self, shim: Shim) -> tuple[bool, str]:
+    def apply_on_first_use(self, module) -> None:
+        """Apply the name-restoring shims of ``module`` (a name they restore is being used)."""
+        name = module.__name__
+        self.load_shims_for(name, first_use=True)
+        for shim in self.on_first_use.get(name, ()):
+            if self._should_run(shim, name):
+                self._apply(shim, module)
+
+    def decide(self, shim: "Shim") -> "tuple[bool, str]":
         """Whether ``shim`` applies here and why: ``compatfix._decision.decide``, the same
         function ``compatfix list`` uses."""
+        from compatfix import _decision
+
         return _decision.decide(shim, self.settings, self.shims.get)
 
-    def _should_run(self, shim: Shim, target: str) -> bool:
+    def _should_run(self, shim: "Shim", target: str) -> bool:
         applies, why = self.decide(shim)
         if not applies:
             self._record_once(shim, target, "skipped", reason=why)
         return applies
 
-    def _record_once(self, shim: Shim, target: str, outcome: str, **fields) -> None:
+    def _record_once(self, shim: "Shim", target: str, outcome: str, **fields) -> None:
         key = (shim.name, target, outcome)
         with self._lock:
             if key in self._recorded:
@@ -230,13 +307,16 @@ class Engine:
             self._recorded.add(key)
         self.recorder.add(outcome, shim=shim.name, module=target, **fields)
 
-    def _apply(self, shim: Shim, module) -> bool:
+    def _apply(self, shim: "Shim", module) -> bool:
         """Run ``shim`` on ``module`` unless it already ran there; False if it failed.
 
         The outcome is what the apply did: "applied" with the changes the patching
         functions counted (a provided module is a change), else "nothing_to_do" with the
         reason the apply returned, or that the target already works.
         """
+        from compatfix import patching
+        from compatfix.registry import PROVIDE
+
         with self._lock:
             done = self._done.setdefault(shim.name, weakref.WeakSet())
             if module in done:
@@ -261,7 +341,7 @@ class Engine:
             self.recorder.add("nothing_to_do", shim=shim.name, module=module.__name__, reason=why)
         return True
 
-    def shimmed_modules(self) -> list:
+    def shimmed_modules(self) -> "list":
         """The module objects some shim ran on."""
         with self._lock:
             return [module for done in self._done.values() for module in done]
@@ -272,12 +352,12 @@ class Engine:
             for done in self._done.values():
                 done.discard(module)
 
-    def _failed(self, shim: Shim, target: str, exc: Exception) -> None:
+    def _failed(self, shim: "Shim", target: str, exc: "Exception") -> None:
         error = "%s: %s" % (type(exc).__name__, exc)
         self.recorder.add("failed", shim=shim.name, module=target, error=error)
         if self.settings.strict:
             raise CompatfixError("shim %r failed to apply to %s (strict mode): %s" % (shim.name, target, error)) from exc
-        _messages.say(
+        _say(
             "shim %r failed to apply to %s and is skipped (%s). The program goes on without it; "
             "to silence this, disable it with --disable %s or COMPATFIX_DISABLE=%s."
             % (shim.name, target, error, shim.name, shim.name)
@@ -289,10 +369,12 @@ class Engine:
         path = self.settings.report_path
         if not path or self._report_registered:
             return
+        from compatfix import _report
+
         problem = _report.check_writable(path)
         if problem:
             self.recorder.note(problem)
-            _messages.say(problem)
+            _say(problem)
             return
         self._report_registered = True
         import atexit
@@ -321,10 +403,12 @@ class Engine:
             return
         self._report_written = True  # atexit and a multiprocessing finalizer may both call
         run_id = os.environ.get("COMPATFIX_RUN_ID", str(os.getpid()))
+        from compatfix import _report
+
         try:
             _report.write(path, self.recorder.process_record(), run_id)
         except Exception as exc:
-            _messages.say("could not write the report to %r: %s" % (path, exc))
+            _say("could not write the report to %r: %s" % (path, exc))
 
     @property
     def tracking_uses(self) -> bool:
@@ -332,7 +416,7 @@ class Engine:
         return bool(self.settings.report_path)
 
 
-def _write_at_multiprocessing_exit(engine: Engine) -> None:
+def _write_at_multiprocessing_exit(engine: "Engine") -> None:
     """multiprocessing children leave through os._exit, which skips atexit."""
     from multiprocessing import util
 
@@ -343,6 +427,72 @@ def _can_hook(loader) -> bool:
     return loader is not None and hasattr(loader, "exec_module")
 
 
+class _RestoreOnFirstUse:
+    """A target module's ``__getattr__`` until one of the names its name-restoring shims
+    declare is used: that use applies them (their module is imported, each is decided and
+    applied), and the name then resolves as it would have if they had run at import.
+    Every other name goes to the module's own ``__getattr__``, or is an AttributeError.
+
+    A name the module serves itself wins (its own ``__getattr__`` is asked first): a
+    shim never overwrites a name that works.
+    """
+
+    def __init__(self, engine: "Engine", module, names, previous) -> None:
+        self.engine = engine
+        self.module = module
+        self.names = names
+        self.previous = previous  # the module's own __getattr__, or None
+        self.done = False
+        self.applying: int | None = None  # the thread applying, while it does
+
+    @classmethod
+    def install(cls, engine: "Engine", module) -> None:
+        names = engine.first_use_names.get(module.__name__)
+        current = vars(module).get("__getattr__")
+        if isinstance(current, cls):  # a reload that kept ours: start again from the module's own
+            current = current.previous
+        module.__getattr__ = cls(engine, module, frozenset(names or ()), current)
+
+    def __call__(self, name: str):
+        if name in self.names and not self.done and self.applying != _thread.get_ident():
+            if self.previous is not None:
+                try:
+                    return self.previous(name)
+                except AttributeError:
+                    pass
+            with self.engine._lock:
+                if not self.done:
+                    self.applying = _thread.get_ident()
+                    try:
+                        self.engine.apply_on_first_use(self.module)
+                    finally:
+                        self.applying = None
+                        self.done = True
+                        namespace = vars(self.module)
+                        if namespace.get("__getattr__") is self:  # nothing was put in front
+                            if self.previous is None:
+                                del namespace["__getattr__"]
+                            else:
+                                namespace["__getattr__"] = self.previous
+            namespace = vars(self.module)
+            if name in namespace:
+                return namespace[name]
+            current = namespace.get("__getattr__")
+            if current is not None and current is not self:
+                # restoring served it from a __getattr__ of its own (report mode, a value
+                # made on first use), which falls back to this one
+                return current(name)
+        if self.previous is not None:
+            return self.previous(name)
+        raise AttributeError("module %r has no attribute %r" % (self.module.__name__, name))
+
+
+def own_getattr(module):
+    """``module``'s own ``__getattr__`` (None if it has none), behind the first-use hook."""
+    current = vars(module).get("__getattr__")
+    return current.previous if isinstance(current, _RestoreOnFirstUse) else current
+
+
 class _HookedLoader:
     """Wraps a target's real loader to run shims around its ``exec_module``.
 
@@ -351,7 +501,7 @@ class _HookedLoader:
     resource readers and introspection see the real thing.
     """
 
-    def __init__(self, engine: Engine, loader) -> None:
+    def __init__(self, engine: "Engine", loader) -> None:
         self._engine = engine
         self._loader = loader
 
@@ -379,7 +529,7 @@ class _HookedLoader:
 class _ProvidingLoader:
     """Creates a module that no longer exists upstream and lets its shim fill it in."""
 
-    def __init__(self, engine: Engine, shim: Shim) -> None:
+    def __init__(self, engine: "Engine", shim: "Shim") -> None:
         self._engine = engine
         self._shim = shim
 
@@ -407,7 +557,7 @@ class ImportHandler:
     name asked again on this thread) are stepped aside from, so that no import loops.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: "Engine") -> None:
         self.engine = engine
         self._watched = engine.watched_names  # the same set: plugins registered later show
         self._local = _thread._local()
@@ -450,10 +600,10 @@ def _find_real_spec(fullname, path, target):
 
 
 _handler_lock = _thread.RLock()
-_loading_thread: int | None = None  # the thread loading the engine, while it does
+_loading_thread: "int | None" = None  # the thread loading the engine, while it does
 
 
-def handler_for(finder) -> ImportHandler | None:
+def handler_for(finder) -> "ImportHandler | None":
     """``finder``'s import handler, made on the first target import: it loads the engine,
     then applies the shims of targets imported before it (``Engine.catch_up``). Other
     threads wait for it; on the loading thread itself, imports the loading makes (a
@@ -505,3 +655,81 @@ def _spec_of_existing(fullname, module):
         except AttributeError:
             pass
     return spec
+
+
+# --- plugin shims ------------------------------------------------------------------------
+
+
+def declared_entry_points(group: str, path: "Iterable[str] | None" = None) -> "Iterator[tuple[str, str]]":
+    """``(name, "module:attr")`` for each entry point of ``group`` declared by the
+    distributions on ``path`` (default ``sys.path``), the first of each name winning, as
+    with ``importlib.metadata``.
+
+    The ``entry_points.txt`` files are read directly: ``importlib.metadata`` would add
+    ~40 ms and ~80 modules to the first import of numpy, where this engine loads. This
+    runs in every process that imports a target, so it does as little as it can: a folder
+    without distributions (the standard library's) is passed over after one search of its
+    listing, and a file is decoded only when it names the group.
+    """
+    seen: set[str] = set()
+    header = ("[%s]" % group).encode()
+    for entry in sys.path if path is None else path:
+        folder = entry or os.curdir
+        try:
+            names = os.listdir(folder)
+        except OSError:  # not a folder (a zip, a missing entry)
+            continue
+        listing = "/".join(names)
+        if ".dist-info" not in listing and ".egg-info" not in listing:
+            continue
+        names.sort()
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            # the normalised project name (PEP 503), without a regular expression: this
+            # runs on the first target import, before anything has compiled one
+            distribution = name.rpartition(".")[0].partition("-")[0].lower().replace("_", "-").replace(".", "-")
+            while "--" in distribution:
+                distribution = distribution.replace("--", "-")
+            if distribution in seen:
+                continue
+            seen.add(distribution)
+            # Most distributions declare no entry points: os.access answers without the
+            # OSError a failed open would raise, once per distribution on the path.
+            file = folder + os.sep + name + os.sep + "entry_points.txt"
+            if not os.access(file, os.R_OK):
+                continue
+            try:
+                data = _read_bytes(file)
+            except OSError:
+                continue
+            if header in data:
+                yield from _section_items(data.decode("utf-8", "replace"), group)
+
+
+def _read_bytes(file: str) -> bytes:
+    """The file's bytes, without the text and buffer layers of ``open``."""
+    descriptor = os.open(file, os.O_RDONLY)
+    try:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(descriptor, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(descriptor)
+
+
+def _section_items(text: str, section: str) -> "Iterator[tuple[str, str]]":
+    inside = False
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            inside = line == "[%s]" % section
+            continue
+        if inside and "=" in line:
+            name, _, value = line.partition("=")
+            yield name.strip(), value.split("[")[0].strip()  # drop any [extras]

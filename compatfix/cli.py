@@ -43,6 +43,7 @@ def shim_rows(shims: list[Shim], settings: Settings) -> list[dict]:
                 "kind": shim.kind,
                 "targets": list(shim.targets),
                 "consumers": list(shim.consumers),
+                "restores": sorted(shim.restores),
                 "requires": shim.requires,
                 "risk": shim.risk,
                 "default": shim.default,
@@ -64,6 +65,8 @@ def format_rows(rows: list[dict]) -> str:
         where = ", ".join(row["targets"])
         if row["kind"] == BEFORE_CONSUMER:
             where += " (before %s)" % ", ".join(row["consumers"])
+        if row["restores"]:
+            where += " (at the first use of a name it restores)"
         mark = "applies" if row["applies"] else "-"
         lines.append("%-26s %-8s %s" % (row["name"], mark, row["summary"]))
         lines.append("%-26s %-8s %s %s; %s%s" % (
@@ -93,7 +96,9 @@ def catalogue_markdown(shims: list[Shim]) -> str:
             "- Kind: `%s` on %s%s" % (
                 shim.kind,
                 ", ".join("`%s`" % t for t in shim.targets),
-                " before %s runs" % ", ".join("`%s`" % c for c in shim.consumers) if shim.consumers else "",
+                " before %s runs" % ", ".join("`%s`" % c for c in shim.consumers) if shim.consumers else
+                ", applied at the first use of a name it restores (%s)" % ", ".join(
+                    "`%s`" % name for name in sorted(shim.restores)) if shim.restores else "",
             ),
             "- Applies when: %s" % (
                 ", ".join("%s `%s`" % item for item in shim.requires.items()) or "always"),

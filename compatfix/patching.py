@@ -127,6 +127,12 @@ def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> li
     if not missing:
         return []
     engine = _engine.active()
+    record = engine.shims.get(shim) if engine is not None else None
+    if record is not None and record.restores and not record.restores.issuperset(missing):
+        # The engine applies such a shim at the first use of a declared name: an
+        # undeclared one would not be there until some declared name had been used.
+        raise ValueError("shim %r restores %s, which its record's restores= does not name"
+                         % (shim, ", ".join(sorted(set(missing) - record.restores))))
     if engine is not None and engine.tracking_uses:
         _serve_from_getattr(module, missing, shim, engine.recorder)
     else:
@@ -146,8 +152,11 @@ def _serve_from_getattr(module: ModuleType, names: dict[str, Any], shim: str, re
     """Serve ``names`` from a module ``__getattr__`` in front of the module's own: with a
     ``recorder`` (report mode) every use is recorded with its call site; without one, each
     (lazy) name becomes a plain attribute at its first use."""
+    from compatfix import _engine
+
     previous = vars(module).get("__getattr__")
-    _saved.setdefault((module.__name__, "__getattr__"), _MISSING if previous is None else previous)
+    own = _engine.own_getattr(module)  # the engine's first-use hook is not the original
+    _saved.setdefault((module.__name__, "__getattr__"), _MISSING if own is None else own)
     prefix = module.__name__ + "."
 
     def __getattr__(name: str) -> Any:

@@ -12,9 +12,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+
+# The plugin scan lives in the engine, which runs it when it loads without this module.
+from compatfix._engine import ENTRY_POINT_GROUP, declared_entry_points
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
-    from typing import Any, Callable, Iterable, Iterator, Mapping
+    from typing import Any, Callable, Iterable, Mapping
 
 # How a shim meets its target module.
 AFTER_IMPORT = "after_import"  # patch the module right after it is imported
@@ -33,8 +37,6 @@ RISKS = (RISK_ALIAS, RISK_BEHAVIOUR, RISK_SECURITY)
 DEVICE_PACKAGES: dict[str, str] = {"cpu": "compatfix.cpu"}
 BUILTIN_PACKAGE = "compatfix.shims"
 
-ENTRY_POINT_GROUP = "compatfix.shims"
-
 
 class Shim:
     """One compatibility fix, declared as data.
@@ -50,13 +52,18 @@ class Shim:
     same name, such as PyPI's ``apex`` web toolkit), and the provided module is used
     instead. Without it, a found module always wins. ``yields_to`` names shims (on the
     same targets) that do this shim's work where they apply: then this one has nothing
-    to do (the CPU mode's backend rewrite, for the nccl fallback).
+    to do (the CPU mode's backend rewrite, for the nccl fallback). ``restores`` names
+    every attribute the shim may give back to its targets, when that is all it does
+    (``patching.restore_names``): such a shim is applied at the first use of one of those
+    names on the target, not at the target's import, so an import pays nothing for
+    aliases its program never uses (``after_import`` only; restoring a name it does not
+    declare is an error).
     """
 
     __slots__ = (
         "name", "targets", "kind", "apply", "requires", "broke", "summary",
         "risk", "default", "consumers", "device", "origin", "replaces_found",
-        "yields_to", "source",
+        "yields_to", "restores", "source",
     )
 
     def __init__(
@@ -76,6 +83,7 @@ class Shim:
         origin: str = "compatfix",
         replaces_found: Callable[[object], bool] | None = None,
         yields_to: Iterable[str] = (),
+        restores: Iterable[str] = (),
     ) -> None:
         if kind not in KINDS:
             raise ValueError("shim %r: kind must be one of %s" % (name, KINDS))
@@ -99,6 +107,9 @@ class Shim:
             raise ValueError("shim %r: replaces_found is for provide shims only" % name)
         self.replaces_found = replaces_found
         self.yields_to = tuple(yields_to)
+        self.restores = frozenset(restores)
+        if self.restores and kind != AFTER_IMPORT:
+            raise ValueError("shim %r: restores is for after_import shims only" % name)
         # Where the record is written, for `compatfix list` and the catalogue.
         caller = sys._getframe(1)
         self.source = "%s:%d" % (caller.f_code.co_filename, caller.f_lineno)
@@ -164,95 +175,70 @@ def index_source() -> str:
     consumer of a ``before_consumer`` shim), the shim modules that declare shims for it,
     so that the first import of a target loads only its own shim modules. Regenerate with
     ``python -m compatfix.registry > compatfix/_shim_index.py``; a test keeps it in sync."""
-    def table(module_names: list[str]) -> dict[str, list[str]]:
+    def table(module_names: list[str], first_use: bool) -> dict[str, list[str]]:
+        """watched module -> the shim modules to import: at its import (``first_use``
+        False), or at the first use of a name its restoring shims declare (True)."""
         by_watched: dict[str, list[str]] = {}
         for module_name in module_names:
             for shim in shims_of(module_name):
+                if bool(shim.restores) != first_use:
+                    continue
                 for watched in shim.watched_modules():
                     modules = by_watched.setdefault(watched, [])
                     if module_name not in modules:
                         modules.append(module_name)
         return dict(sorted(by_watched.items()))
 
+    def first_use_names(module_names: list[str]) -> dict[str, tuple[str, ...]]:
+        names: dict[str, set[str]] = {}
+        for module_name in module_names:
+            for shim in shims_of(module_name):
+                for target in shim.targets if shim.restores else ():
+                    names.setdefault(target, set()).update(shim.restores)
+        return {target: tuple(sorted(found)) for target, found in sorted(names.items())}
+
     def render(mapping: dict[str, list[str]], indent: str) -> list[str]:
         return ["%s%r: %r," % (indent, key, tuple(value)) for key, value in mapping.items()]
 
+    def render_first_use(module_names: list[str], indent: str) -> list[str]:
+        modules = table(module_names, True)
+        return ["%s%r: (%r, frozenset(%r))," % (indent, target, tuple(modules[target]), names)
+                for target, names in first_use_names(module_names).items()]
+
     names = sorted(shim.name for shim in builtin_shims(DEVICE_PACKAGES))
-    builtin = table(discover_modules(BUILTIN_PACKAGE))
+    shim_modules = discover_modules(BUILTIN_PACKAGE)
+    builtin = table(shim_modules, False)
     lines = [
         '"""Generated by `python -m compatfix.registry > compatfix/_shim_index.py`: do not edit.',
         "",
         "Which shim modules declare shims for each watched module (the engine imports only",
-        "those on that module's first import), and every built-in shim's name.",
+        "those on that module's first import), the names that restoring shims give back on",
+        "their first use, and every built-in shim's name.",
         '"""',
         "",
+        "# watched module -> the shim modules imported at its first import",
         "BUILTIN = {",
         *render(builtin, "    "),
+        "}",
+        "",
+        "# target module -> (the shim modules imported at the first use of one of the names,",
+        "# the names its restoring shims declare)",
+        "ON_FIRST_USE = {",
+        *render_first_use(shim_modules, "    "),
         "}",
         "",
         "DEVICES = {",
     ]
     for device, package in sorted(DEVICE_PACKAGES.items()):
-        lines += ["    %r: {" % device, *render(table(discover_modules(package)), "        "), "    },"]
-    packages = sorted({name.partition(".")[0] for name in builtin})
-    lines += ["}", "", "# The top-level packages of BUILTIN's modules: the finder watches them once the",
+        lines += ["    %r: {" % device, *render(table(discover_modules(package), False), "        "), "    },"]
+    lines += ["}", "", "DEVICES_ON_FIRST_USE = {"]
+    for device, package in sorted(DEVICE_PACKAGES.items()):
+        lines += ["    %r: {" % device, *render_first_use(discover_modules(package), "        "), "    },"]
+    packages = sorted({name.partition(".")[0] for name in list(builtin) + list(table(shim_modules, True))})
+    lines += ["}", "", "# The top-level packages of the modules above: the finder watches them once the",
               "# engine has loaded.", "PACKAGES = frozenset(%r)" % (packages,), ""]
     lines += ["NAMES = frozenset({", *("    %r," % name for name in names), "})", ""]
     return "\n".join(lines)
-
-
-def declared_entry_points(group: str, path: Iterable[str] | None = None) -> Iterator[tuple[str, str]]:
-    """``(name, "module:attr")`` for each entry point of ``group`` declared by the
-    distributions on ``path`` (default ``sys.path``), the first of each name winning, as
-    with ``importlib.metadata``.
-
-    The ``entry_points.txt`` files are read directly: ``importlib.metadata`` would add
-    ~40 ms and ~80 modules to the first import of numpy, where this engine loads.
-    """
-    seen: set[str] = set()
-    for entry in sys.path if path is None else path:
-        folder = entry or os.curdir
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:  # not a folder (a zip, a missing entry)
-            continue
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            # the normalised project name (PEP 503), without a regular expression: this
-            # runs on the first target import, before anything has compiled one
-            distribution = name.rpartition(".")[0].partition("-")[0].lower().replace("_", "-").replace(".", "-")
-            while "--" in distribution:
-                distribution = distribution.replace("--", "-")
-            if distribution in seen:
-                continue
-            seen.add(distribution)
-            # Most distributions declare no entry points: os.access answers without the
-            # OSError a failed open would raise, once per distribution on the path.
-            path = folder + os.sep + name + os.sep + "entry_points.txt"
-            if not os.access(path, os.R_OK):
-                continue
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    text = handle.read()
-            except OSError:
-                continue
-            if "[%s]" % group in text:
-                yield from _section_items(text, group)
-
-
-def _section_items(text: str, section: str) -> Iterator[tuple[str, str]]:
-    inside = False
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            inside = line == "[%s]" % section
-            continue
-        if inside and "=" in line:
-            name, _, value = line.partition("=")
-            yield name.strip(), value.split("[")[0].strip()  # drop any [extras]
 
 
 def _load(value: str) -> object:
@@ -263,15 +249,19 @@ def _load(value: str) -> object:
     return loaded
 
 
-def plugin_shims() -> tuple[list[Shim], list[str]]:
-    """Shims that installed packages declare in the ``compatfix.shims`` entry-point group.
+def plugin_shims(entry_points: Iterable[tuple[str, str]] | None = None) -> tuple[list[Shim], list[str]]:
+    """Shims that installed packages declare in the ``compatfix.shims`` entry-point group
+    (``entry_points``: the ``(name, "module:attr")`` pairs already found, by default all
+    of them).
 
     An entry point names a sequence of ``Shim`` records (or a callable returning one).
     Returns the shims and one problem line per entry point that could not be loaded.
     """
     shims: list[Shim] = []
     problems: list[str] = []
-    for name, value in declared_entry_points(ENTRY_POINT_GROUP):
+    if entry_points is None:
+        entry_points = declared_entry_points(ENTRY_POINT_GROUP)
+    for name, value in entry_points:
         try:
             declared: Any = _load(value)
             if callable(declared):

@@ -196,7 +196,8 @@ def test_compatfix_that_cannot_load_its_shims_steps_aside():
 def test_a_broken_shim_module_turns_off_only_its_own_shims():
     code = """
         import compatfix._shim_index as index
-        index.BUILTIN["numpy"] = ("compatfix.shims.no_such_module",) + index.BUILTIN["numpy"]
+        modules, names = index.ON_FIRST_USE["numpy"]
+        index.ON_FIRST_USE["numpy"] = (("compatfix.shims.no_such_module",) + modules, names)
         import numpy
         print(numpy.float is float)
         """
@@ -206,3 +207,52 @@ def test_a_broken_shim_module_turns_off_only_its_own_shims():
     assert result.stderr.count("shim module compatfix.shims.no_such_module could not be loaded") == 1, result.stderr
     strict = run(code, COMPATFIX_STRICT="1")
     assert strict.returncode == 1 and "no_such_module" in strict.stderr
+
+
+def test_a_shim_that_only_restores_names_applies_at_the_first_use_of_one():
+    result = run(
+        """
+        import numpy, fakenames
+        print(vars(fakenames).get("FIRST_USE_APPLIED", 0))   # not at the import
+        print(fakenames.SERVED)                              # the module's own name wins
+        print(vars(fakenames).get("FIRST_USE_APPLIED", 0))   # and does not apply the shim
+        print(fakenames.OLD, fakenames.FIRST_USE_APPLIED)    # the first use applies it
+        print(fakenames.OLD, fakenames.FIRST_USE_APPLIED, fakenames.SERVED)
+        print(fakenames.__getattr__.__module__)              # the module's own __getattr__ again
+        try:
+            fakenames.NEVER
+        except AttributeError as exc:
+            print("AttributeError", exc)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "0", "own", "0", "1 1", "1 1 own", "fakenames",
+        "AttributeError module 'fakenames' has no attribute 'NEVER'",
+    ]
+
+
+def test_restoring_a_name_the_record_does_not_declare_fails_the_shim():
+    result = run("import numpy, fakenames; print(hasattr(fakenames, 'DECLARED'), hasattr(fakenames, 'UNDECLARED'))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "False"]
+    assert "shim 'test.undeclared' failed" in result.stderr
+    assert "restores UNDECLARED, which its record's restores= does not name" in result.stderr
+
+
+def test_threads_using_a_restored_name_at_once_apply_its_shim_once():
+    result = run(
+        """
+        import threading, numpy, fakenames
+        seen, barrier = [], threading.Barrier(8)
+        def use():
+            barrier.wait()
+            seen.append(fakenames.OLD)
+        threads = [threading.Thread(target=use) for _ in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(seen == [1] * 8, fakenames.FIRST_USE_APPLIED)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "1"]

@@ -9,6 +9,7 @@ def test_get_original_and_is_patched_after_a_restore():
     result = run_python(
         code="""
         import numpy as np, compatfix
+        np.float  # numpy's shims apply at the first use of a name they restore
         from compatfix.shims import numpy as shims
         try:
             compatfix.get_original(np, "float")
@@ -29,6 +30,7 @@ def test_report_mode_keeps_the_modules_own_getattr_as_the_original(tmp_path):
     result = run_python(
         code="""
         import numpy as np, compatfix
+        np.float  # the first use applies numpy's shims: report mode serves them from a __getattr__
         original = compatfix.get_original(np, "__getattr__")
         print(original.__module__, np.float is float)
         try:

@@ -146,6 +146,7 @@ SHIMS = (
         targets=["PIL.Image"],
         requires={"PIL": ">=10"},
         apply=restore_resampling_constants,
+        restores=["ANTIALIAS", "LINEAR", "CUBIC"],
         broke="Pillow 10.0 (2023-07) removed Image.ANTIALIAS, Image.LINEAR and Image.CUBIC "
         "(deprecated in 9.1)",
         summary="restore Image.ANTIALIAS/LINEAR/CUBIC as Resampling.LANCZOS/BILINEAR/BICUBIC",

@@ -2,8 +2,9 @@
 
 The target is a standard-library module, so it is not a start-up trigger: nearly every
 process imports it, and watching it would load the shim engine everywhere. The shim
-applies when the engine loads, that is at the first import of a third-party target
-(torch, numpy, PIL, yaml, ...), or at once under ``python -m compatfix``. A program
+takes effect when the engine loads, that is at the first import of a third-party target
+(torch, numpy, PIL, yaml, ...), or at once under ``python -m compatfix``; like every
+shim that only restores names, it is applied at the first use of one of them. A program
 that imports no third-party target and runs without ``python -m compatfix`` does not
 get it. The name is set only where it is missing, so on the Python versions that still
 have it nothing changes.
@@ -41,10 +42,11 @@ SHIMS = (
         "collections.abc_aliases",
         targets=["collections"],
         apply=restore_collections_abc_aliases,
+        restores=COLLECTIONS_ABC_NAMES,
         broke="Python 3.10 (2021-10) removed the ABC aliases collections.Iterable, Mapping, "
         "MutableMapping, Sequence, Callable, ... (deprecated since 3.3)",
         summary="restore collections.<ABC> as the collections.abc classes on Python >= 3.10 "
-        "(standard-library target: applies once a third-party target loads compatfix, or "
-        "at once under python -m compatfix)",
+        "(standard-library target: once a third-party target has loaded compatfix, or under "
+        "python -m compatfix)",
     ),
 )

@@ -1,8 +1,8 @@
 """Shims for ``fractions``: ``gcd``, which Python 3.9 removed (deprecated since 3.5).
 
 A standard-library target, so not a start-up trigger (see compatfix/shims/inspect.py):
-the shim applies once a third-party target loads the engine, or at once under
-``python -m compatfix``.
+the shim takes effect once a third-party target loads the engine, or at once under
+``python -m compatfix``, and is applied at the first use of ``fractions.gcd``.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ SHIMS = (
         "fractions.gcd",
         targets=["fractions"],
         apply=restore_gcd,
+        restores=["gcd"],
         broke="Python 3.9 (2020-10) removed fractions.gcd (deprecated since 3.5 for math.gcd)",
         summary="restore fractions.gcd with its sign rule (the sign of b) and Euclid's algorithm "
-        "for non-integers (standard-library target: applies once a third-party target loads "
-        "compatfix, or at once under python -m compatfix)",
+        "for non-integers (standard-library target: once a third-party target has "
+        "loaded compatfix, or under python -m compatfix)",
     ),
 )

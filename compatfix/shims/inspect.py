@@ -2,8 +2,9 @@
 
 The target is a standard-library module, so it is not a start-up trigger: nearly every
 process imports it, and watching it would load the shim engine everywhere. The shim
-applies when the engine loads, that is at the first import of a third-party target
-(torch, numpy, PIL, yaml, ...), or at once under ``python -m compatfix``. A program
+takes effect when the engine loads, that is at the first import of a third-party target
+(torch, numpy, PIL, yaml, ...), or at once under ``python -m compatfix``; like every
+shim that only restores names, it is applied at the first use of one of them. A program
 that imports no third-party target and runs without ``python -m compatfix`` does not
 get it. The name is set only where it is missing, so on the Python versions that still
 have it nothing changes.
@@ -48,11 +49,12 @@ SHIMS = (
         "inspect.getargspec",
         targets=["inspect"],
         apply=restore_getargspec,
+        restores=["getargspec", "ArgSpec"],
         broke="Python 3.11 (2022-10) removed inspect.getargspec and inspect.ArgSpec "
         "(deprecated since 3.0)",
         summary="restore inspect.getargspec (ArgSpec from getfullargspec; ValueError for "
         "keyword-only parameters or annotations, as before) on Python >= 3.11 "
-        "(standard-library target: applies once a third-party target loads compatfix, or "
-        "at once under python -m compatfix)",
+        "(standard-library target: once a third-party target has loaded compatfix, or under "
+        "python -m compatfix)",
     ),
 )

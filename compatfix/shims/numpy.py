@@ -17,18 +17,24 @@ from compatfix.patching import Lazy, restore_names
 from compatfix.registry import Shim
 
 
+# The builtins that numpy 1.24 stopped re-exporting under their own names.
+BUILTIN_ALIASES = {
+    "float": builtins.float,
+    "int": builtins.int,
+    "object": builtins.object,
+    "str": builtins.str,
+    "complex": builtins.complex,
+    "unicode": builtins.str,
+}
+# numpy 2 re-added np.bool (numpy's bool_) and np.long (C long) with other meanings: these
+# two are restored on numpy < 2 only.
+BUILTIN_ALIASES_BEFORE_2 = {"bool": builtins.bool, "long": builtins.int}
+
+
 def restore_builtin_aliases(np) -> None:
-    names = {
-        "float": builtins.float,
-        "int": builtins.int,
-        "object": builtins.object,
-        "str": builtins.str,
-        "complex": builtins.complex,
-        "unicode": builtins.str,
-    }
-    # numpy 2 re-added np.bool (numpy's bool_) and np.long (C long) with other meanings.
+    names = dict(BUILTIN_ALIASES)
     if release_tuple(np.__version__) < (2,):
-        names.update(bool=builtins.bool, long=builtins.int)
+        names.update(BUILTIN_ALIASES_BEFORE_2)
     restore_names(np, names, "numpy.builtin_aliases")
 
 
@@ -79,44 +85,52 @@ def _find_common_type(np):
     return find_common_type
 
 
+# NEP 52's removed aliases of names numpy 2 still has: removed name -> numpy 2's name.
+NUMPY2_ALIASES = {
+    "float_": "float64",
+    "complex_": "complex128",
+    "cfloat": "complex128",
+    "singlecomplex": "complex64",
+    "longfloat": "longdouble",
+    "longcomplex": "clongdouble",
+    "clongfloat": "clongdouble",
+    "string_": "bytes_",
+    "unicode_": "str_",
+    "NaN": "nan",
+    "Inf": "inf",
+    "Infinity": "inf",
+    "infty": "inf",
+    "PINF": "inf",
+    "product": "prod",
+    "cumproduct": "cumprod",
+    "alltrue": "all",
+    "sometrue": "any",
+    "round_": "round",
+    "bool8": "bool_",
+    "int0": "intp",
+    "uint0": "uintp",
+    "object0": "object_",
+    "str0": "str_",
+    "bytes0": "bytes_",
+    "void0": "void",
+    "mat": "asmatrix",
+    "row_stack": "vstack",
+}
+# The other NEP 52 removals that numpy2_aliases restores (values, and rebuilt functions).
+NUMPY2_REBUILT = ("NINF", "PZERO", "NZERO", "issubclass_", "asfarray", "sctypes", "find_common_type")
+
+
 def restore_numpy2_aliases(np) -> None:
-    names = {
-        "float_": np.float64,
-        "complex_": np.complex128,
-        "cfloat": np.complex128,
-        "singlecomplex": np.complex64,
-        "longfloat": np.longdouble,
-        "longcomplex": np.clongdouble,
-        "clongfloat": np.clongdouble,
-        "string_": np.bytes_,
-        "unicode_": np.str_,
-        "NaN": np.nan,
-        "Inf": np.inf,
-        "Infinity": np.inf,
-        "infty": np.inf,
-        "PINF": np.inf,
+    names = {removed: getattr(np, current) for removed, current in NUMPY2_ALIASES.items()}
+    names.update({
         "NINF": -np.inf,
         "PZERO": 0.0,
         "NZERO": -0.0,
-        "product": np.prod,
-        "cumproduct": np.cumprod,
-        "alltrue": np.all,
-        "sometrue": np.any,
-        "round_": np.round,
-        "bool8": np.bool_,
-        "int0": np.intp,
-        "uint0": np.uintp,
-        "object0": np.object_,
-        "str0": np.str_,
-        "bytes0": np.bytes_,
-        "void0": np.void,
-        "mat": np.asmatrix,
         "issubclass_": builtins.issubclass,
-        "row_stack": np.vstack,
         "asfarray": _asfarray(np),
         "sctypes": _sctypes(np),
         "find_common_type": _find_common_type(np),
-    }
+    })
     restore_names(np, names, "numpy.numpy2_aliases")
 
 
@@ -286,6 +300,7 @@ SHIMS = (
         targets=["numpy"],
         requires={"numpy": ">=1.23"},
         apply=restore_asscalar,
+        restores=["asscalar"],
         broke="numpy 1.23 (2022-06) removed np.asscalar (deprecated in 1.16)",
         summary="restore np.asscalar(a) as a.item()",
     ),
@@ -294,6 +309,10 @@ SHIMS = (
         targets=["numpy"],
         requires={"numpy": ">=2.0"},
         apply=restore_numpy2_functions,
+        restores=["msort", "fastCopyAndTranspose", "cast", "safe_eval", "byte_bounds", "compare_chararrays",
+                  "format_parser", "DataSource", "add_newdoc", "add_docstring", "obj2sctype", "sctype2char",
+                  "issctype", "issubsctype", "maximum_sctype", "recfromtxt", "recfromcsv", "deprecate",
+                  "deprecate_with_doc"],
         broke="numpy 2.0 (2024-06) removed msort, cast, fastCopyAndTranspose, safe_eval, obj2sctype, "
         "maximum_sctype, recfromtxt, recfromcsv, deprecate, deprecate_with_doc, "
         "sctype2char, issctype, issubsctype and moved byte_bounds, DataSource, add_newdoc (NEP 52)",
@@ -305,6 +324,7 @@ SHIMS = (
         targets=["numpy"],
         requires={"numpy": ">=1.24"},
         apply=restore_builtin_aliases,
+        restores=[*BUILTIN_ALIASES, *BUILTIN_ALIASES_BEFORE_2],
         broke="numpy 1.24 (2022-12) removed np.float, np.int, np.bool, np.object, np.str, "
         "np.long, np.complex, np.unicode (deprecated in 1.20)",
         summary="restore np.float/int/object/str/complex/unicode as the builtins "
@@ -315,6 +335,7 @@ SHIMS = (
         targets=["numpy"],
         requires={"numpy": ">=2.0"},
         apply=restore_numpy2_aliases,
+        restores=[*NUMPY2_ALIASES, *NUMPY2_REBUILT],
         broke="numpy 2.0 (2024-06) removed float_, complex_, string_, unicode_, NaN, Inf, "
         "product, alltrue, sctypes, find_common_type and more (NEP 52)",
         summary="restore the NEP 52 aliases as the names numpy 2 recommends",
@@ -324,6 +345,7 @@ SHIMS = (
         targets=["numpy"],
         requires={"numpy": ">=2.4"},
         apply=restore_numpy24_removals,
+        restores=["in1d", "trapz"],
         broke="numpy 2.4 (2025-12) removed in1d and trapz",
         summary="restore np.in1d (flattened isin) and np.trapz (trapezoid)",
     ),

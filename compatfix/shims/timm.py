@@ -151,6 +151,7 @@ SHIMS = (
         targets=["timm.data.transforms"],
         requires={"timm": ">=0.5"},
         apply=restore_pil_interp,
+        restores=["_pil_interp"],
         broke="timm 0.5 (2022-01) removed timm.data.transforms._pil_interp (imported by the "
         "Swin/DeiT-lineage build_transform); its replacement str_to_pil_interp has no fallback",
         summary="restore timm.data.transforms._pil_interp (name -> PIL filter, bilinear for "

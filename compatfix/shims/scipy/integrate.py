@@ -55,6 +55,7 @@ SHIMS = (
         targets=["scipy.integrate"],
         requires={"scipy": ">=1.14"},
         apply=restore_renamed,
+        restores=["simps", "trapz", "cumtrapz"],
         broke="SciPy 1.14 (2024-06) removed scipy.integrate.simps, trapz and cumtrapz (renamed "
         "simpson, trapezoid, cumulative_trapezoid in 1.6)",
         summary="restore trapz and cumtrapz as aliases and simps with its old even='avg' rule",

@@ -20,6 +20,7 @@ SHIMS = (
         targets=["scipy.misc"],
         requires={"scipy": ">=1.2", "pillow": ">=6"},
         apply=restore_image_functions,
+        restores=NAMES,
         broke="SciPy 1.2 (2018-12) removed scipy.misc.imresize, imread, imsave, bytescale, toimage and "
         "fromimage (deprecated in 1.0), still called by 2017-20 super-resolution and GAN code",
         summary="restore them on Pillow with SciPy 1.1's uint8 byte-scaling and array results",

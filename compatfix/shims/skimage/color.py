@@ -16,6 +16,7 @@ SHIMS = (
         targets=["skimage.color"],
         requires={"skimage": ">=0.21"},
         apply=restore_grey_names,
+        restores=["rgb2grey", "grey2rgb"],
         broke="scikit-image 0.21 (2023-06) removed skimage.color.rgb2grey and grey2rgb (deprecated in 0.19 "
         "for rgb2gray and gray2rgb)",
         summary="restore rgb2grey and grey2rgb as aliases of rgb2gray and gray2rgb",

@@ -31,6 +31,7 @@ SHIMS = (
         targets=["skimage.feature"],
         requires={"skimage": ">=0.21"},
         apply=restore_grey_names,
+        restores=["greycomatrix", "greycoprops"],
         broke="scikit-image 0.21 (2023-06) removed skimage.feature.greycomatrix and greycoprops (renamed "
         "graycomatrix and graycoprops in 0.19), used for GLCM texture features",
         summary="restore greycomatrix and greycoprops as aliases of graycomatrix and graycoprops",
@@ -40,6 +41,7 @@ SHIMS = (
         targets=["skimage.feature"],
         requires={"skimage": ">=0.19"},
         apply=restore_register_translation,
+        restores=["register_translation"],
         broke="scikit-image 0.19 (2021-12) removed skimage.feature.register_translation (moved to "
         "skimage.registration.phase_cross_correlation in 0.17)",
         summary="restore it on phase_cross_correlation with its positional arguments and return_error",

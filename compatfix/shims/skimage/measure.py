@@ -94,6 +94,7 @@ SHIMS = (
         targets=["skimage.measure"],
         requires={"skimage": ">=0.18"},
         apply=restore_compare_metrics,
+        restores=["compare_ssim", "compare_psnr", "compare_mse", "compare_nrmse"],
         broke="scikit-image 0.18 (2020-12) removed skimage.measure.compare_ssim, compare_psnr, compare_mse and "
         "compare_nrmse (renamed into skimage.metrics in 0.16), the metrics of 2018-20 restoration and GAN code",
         summary="restore them over skimage.metrics with their old positional signatures, multichannel and "
@@ -104,6 +105,7 @@ SHIMS = (
         targets=["skimage.measure"],
         requires={"skimage": ">=0.19"},
         apply=restore_marching_cubes,
+        restores=["marching_cubes_lewiner", "marching_cubes_classic"],
         broke="scikit-image 0.19 (2021-12) removed skimage.measure.marching_cubes_lewiner and "
         "marching_cubes_classic (merged into marching_cubes(method=...) in 0.17), used to mesh SDF volumes",
         summary="restore them on marching_cubes with method='lewiner' / 'lorensen' and their old returns",

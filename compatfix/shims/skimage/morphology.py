@@ -18,6 +18,7 @@ SHIMS = (
         targets=["skimage.morphology"],
         requires={"skimage": ">=0.19"},
         apply=restore_watershed,
+        restores=["watershed"],
         broke="scikit-image 0.19 (2021-12) removed skimage.morphology.watershed (moved to "
         "skimage.segmentation.watershed in 0.17), used by instance-segmentation post-processing",
         summary="restore it as skimage.segmentation.watershed",

@@ -18,7 +18,7 @@ def provide_joblib(module) -> None:
     import joblib
 
     names = getattr(joblib, "__all__", None) or [n for n in vars(joblib) if not n.startswith("_")]
-    restore_names(module, {name: getattr(joblib, name) for name in names}, "sklearn.externals.joblib")
+    restore_names(module, {name: getattr(joblib, name) for name in names}, "sklearn.externals.joblib.module")
 
 
 BROKE = ("scikit-learn 0.23 (2020-05) removed sklearn.externals.joblib (deprecated in 0.21), the joblib "
@@ -31,6 +31,7 @@ SHIMS = (
         kind=AFTER_IMPORT,
         requires={"sklearn": ">=0.23", "joblib": ">=0.11"},
         apply=restore_joblib,
+        restores=["joblib"],
         broke=BROKE,
         summary="restore sklearn.externals.joblib as the joblib package scikit-learn depends on",
     ),

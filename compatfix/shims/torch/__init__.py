@@ -282,6 +282,7 @@ SHIMS = (
         targets=["torch"],
         requires={"torch": ">=1.8"},
         apply=restore_fft_functions,
+        restores=["rfft", "irfft", "ifft"],
         broke="torch 1.8 (2021-03) removed torch.rfft, torch.irfft and torch.ifft (torch.fft became a "
         "module), used by FFT losses and spectral layers",
         summary="restore rfft/irfft/ifft on torch.fft with signal_ndim, normalized, onesided, "

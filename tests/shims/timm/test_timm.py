@@ -214,6 +214,8 @@ def test_timm_shims_stay_out_of_the_way_on_timm_0_3_2(tmp_path):
     assert results["timm_0_3_2"] == "ok\n"
     process = json.loads(report.read_text())["processes"][0]
     skipped = {entry["shim"]: entry.get("reason", "") for entry in process["skipped"]}
-    assert TIMM_SHIMS - {"timm.layers_submodules"} <= set(skipped), process
+    # timm.pil_interp is decided at the first use of a name it restores; timm 0.3.2 has
+    # _pil_interp, whose uses never reach compatfix, so it is never even asked.
+    assert TIMM_SHIMS - {"timm.layers_submodules", "timm.pil_interp"} <= set(skipped), process
     assert all("timm 0.3.2 is outside" in skipped[name] for name in TIMM_SHIMS & set(skipped)), skipped
     assert not TIMM_SHIMS & {entry["shim"] for entry in process.get("applied", [])}
