@@ -23,6 +23,7 @@ downloaded.
 from __future__ import annotations
 
 import argparse
+import copy
 import glob
 import json
 import os
@@ -235,7 +236,8 @@ def tiny(model):
         if "score_thr" in node:
             node["score_thr"] = 0.0
         node.pop("init_cfg", None)
-    model = json.loads(json.dumps(model))  # plain dicts
+    # A copy that keeps tuples: layers such as mmseg's JPU assert a tuple argument.
+    model = copy.deepcopy(model)
     model["pretrained"] = None
     _walk(model, fix)
     return model
