@@ -38,11 +38,31 @@ wrappers of mmcv 1.3.0 and 1.7.2 call, writing into their pre-allocated outputs 
 - ``get_compiler_version()`` / ``get_compiling_cuda_version()``: strings saying that
   there are no compiled ops, so that ``mmcv.utils.collect_env()`` works.
 
-Everything else that ``load_ext`` asks for (CARAFE, PSAMask, CrissCrossAttention,
-corner pools, SyncBN's kernels, softmax focal loss, the 3-D and rotated ops, ...) is a
-callable that raises ``MissingCompiledOpError`` when called (not when imported), naming
-the op and what to do. These ops are CPU and GPU ops alike in mmcv-full: the fallbacks
-above run on any device torchvision supports, they are just slower than mmcv's kernels.
+and, one module per op family in ``compatfix/mmcv_standin/ops/`` (their docstrings give
+the kernel's definition and the mmcv versions that call it):
+
+- ``carafe_forward`` / ``carafe_backward`` and ``carafe_naive_forward`` /
+  ``carafe_naive_backward`` (``ops/carafe.py``): CARAFE, CARAFEPack, CARAFENaive;
+- ``psamask_forward`` / ``psamask_backward`` (``ops/psamask.py``): PSAMask (PSANet);
+- ``ca_forward`` / ``ca_backward`` / ``ca_map_forward`` / ``ca_map_backward``
+  (``ops/cc_attention.py``): CrissCrossAttention (CCNet) of mmcv < 1.3.13, which calls
+  them; later mmcv computes it in torch itself;
+- ``ms_deform_attn_forward`` / ``ms_deform_attn_backward`` (``ops/ms_deform_attn.py``):
+  MultiScaleDeformableAttention, through mmcv's own pure-torch
+  ``multi_scale_deformable_attn_pytorch``, for mmcv 1.3.x, which calls the kernel
+  whenever CUDA looks available (mmcv >= 1.4 takes its torch path on CPU tensors itself).
+
+The pybind names and argument names of these functions are the same in mmcv 1.2.7, 1.3.0
+and 1.7.2 (``mmcv/ops/csrc/pytorch/pybind.cpp``); where the Python wrappers of those
+releases differ (deform_conv's padH/padW order) the note is at the function.
+
+Everything else that ``load_ext`` asks for (corner pools, SyncBN's kernels, softmax focal
+loss, the 3-D and rotated ops, ...) is a callable that raises ``MissingCompiledOpError``
+when called (not when imported), naming the op and the fallbacks there are. mmcv-full
+has CPU and GPU kernels alike for these ops: the fallbacks here run on any device torch
+and torchvision support, they are just slower than mmcv's kernels. Which op the model
+zoo calls, and which configs run because of a fallback, is in docs/mmcv-ops.md (made by
+scripts/mmcv-ops-census.py).
 
 Not done: ``softnms``, ``nms_match``, ``nms_rotated``, ``bbox_overlaps`` and all other
 ops are stubs. The ``parrots`` build of mmcv does not use ``mmcv._ext``.
@@ -50,18 +70,41 @@ ops are stubs. The ``parrots`` build of mmcv does not use ``mmcv._ext``.
 
 from __future__ import annotations
 
+from compatfix.mmcv_standin.ops import carafe, cc_attention, ms_deform_attn, psamask
+
 # mmcv's C++ ``FLT_MIN``: the clamp inside the focal loss logs.
 _FLT_MIN = 1.1754943508222875e-38
 
-IMPLEMENTED = (
-    "nms",
-    "roi_align_forward", "roi_align_backward",
-    "roi_pool_forward", "roi_pool_backward",
-    "deform_conv_forward", "deform_conv_backward_input", "deform_conv_backward_parameters",
-    "modulated_deform_conv_forward", "modulated_deform_conv_backward",
-    "sigmoid_focal_loss_forward", "sigmoid_focal_loss_backward",
+# The op families with a fallback, each with its pybind functions: here, or in the
+# module of compatfix/mmcv_standin/ops/ that holds them.
+FALLBACKS = {
+    "nms": ("nms",),
+    "roi_align": ("roi_align_forward", "roi_align_backward"),
+    "roi_pool": ("roi_pool_forward", "roi_pool_backward"),
+    "deform_conv": ("deform_conv_forward", "deform_conv_backward_input",
+                    "deform_conv_backward_parameters"),
+    "modulated_deform_conv": ("modulated_deform_conv_forward", "modulated_deform_conv_backward"),
+    "sigmoid_focal_loss": ("sigmoid_focal_loss_forward", "sigmoid_focal_loss_backward"),
+    "carafe": ("carafe_forward", "carafe_backward"),
+    "carafe_naive": ("carafe_naive_forward", "carafe_naive_backward"),
+    "psamask": ("psamask_forward", "psamask_backward"),
+    "ca": ("ca_forward", "ca_backward"),
+    "ca_map": ("ca_map_forward", "ca_map_backward"),
+    "ms_deform_attn": ("ms_deform_attn_forward", "ms_deform_attn_backward"),
+}
+IMPLEMENTED = tuple(name for names in FALLBACKS.values() for name in names) + (
     "get_compiler_version", "get_compiling_cuda_version",
 )
+_KERNEL_MODULES = (carafe, cc_attention, ms_deform_attn, psamask)
+
+
+def _kernel(name: str):
+    """The function that provides the pybind function ``name``: in an op module, or here."""
+    for module in _KERNEL_MODULES:
+        if hasattr(module, name):
+            return getattr(module, name)
+    return globals()[name]
+
 
 # The names mmcv 1.3.0 and 1.7.2 ask load_ext for that have no fallback here (any other
 # public name a different 1.x version asks for gets the same kind of stub on demand).
@@ -70,8 +113,6 @@ STUBBED = (
     "assign_score_withk_backward", "assign_score_withk_forward", "ball_query_forward",
     "bbox_overlaps", "border_align_backward", "border_align_forward",
     "bottom_pool_backward", "bottom_pool_forward", "box_iou_quadri", "box_iou_rotated",
-    "ca_backward", "ca_forward", "ca_map_backward", "ca_map_forward", "carafe_backward",
-    "carafe_forward", "carafe_naive_backward", "carafe_naive_forward",
     "chamfer_distance_backward", "chamfer_distance_forward", "contour_expand",
     "convex_giou", "convex_iou", "correlation_backward", "correlation_forward",
     "deform_roi_pool_backward", "deform_roi_pool_forward",
@@ -86,26 +127,36 @@ STUBBED = (
     "indice_maxpool_backward", "indice_maxpool_forward", "iou3d_boxes_overlap_bev_forward",
     "iou3d_nms3d_forward", "iou3d_nms3d_normal_forward", "knn_forward",
     "left_pool_backward", "left_pool_forward", "masked_col2im_forward",
-    "masked_im2col_forward", "min_area_polygons", "ms_deform_attn_backward",
-    "ms_deform_attn_forward", "nms_match", "nms_quadri", "nms_rotated", "pixel_group",
-    "points_in_boxes_all_forward", "points_in_boxes_cpu_forward",
+    "masked_im2col_forward", "min_area_polygons", "nms_match", "nms_quadri", "nms_rotated",
+    "pixel_group", "points_in_boxes_all_forward", "points_in_boxes_cpu_forward",
     "points_in_boxes_part_forward", "points_in_polygons_forward", "prroi_pool_backward",
-    "prroi_pool_coor_backward", "prroi_pool_forward", "psamask_backward", "psamask_forward",
-    "right_pool_backward", "right_pool_forward", "riroi_align_rotated_backward",
-    "riroi_align_rotated_forward", "roi_align_rotated_backward", "roi_align_rotated_forward",
-    "roiaware_pool3d_backward", "roiaware_pool3d_forward", "roipoint_pool3d_forward",
-    "rotated_feature_align_backward", "rotated_feature_align_forward",
-    "softmax_focal_loss_backward", "softmax_focal_loss_forward", "softnms",
-    "stack_ball_query_forward", "stack_group_points_backward", "stack_group_points_forward",
-    "sync_bn_backward_data", "sync_bn_backward_param", "sync_bn_forward_mean",
-    "sync_bn_forward_output", "sync_bn_forward_var", "three_interpolate_backward",
-    "three_interpolate_forward", "three_nn_forward", "tin_shift_backward",
-    "tin_shift_forward", "top_pool_backward", "top_pool_forward", "upfirdn2d",
+    "prroi_pool_coor_backward", "prroi_pool_forward", "right_pool_backward",
+    "right_pool_forward", "riroi_align_rotated_backward", "riroi_align_rotated_forward",
+    "roi_align_rotated_backward", "roi_align_rotated_forward", "roiaware_pool3d_backward",
+    "roiaware_pool3d_forward", "roipoint_pool3d_forward", "rotated_feature_align_backward",
+    "rotated_feature_align_forward", "softmax_focal_loss_backward",
+    "softmax_focal_loss_forward", "softnms", "stack_ball_query_forward",
+    "stack_group_points_backward", "stack_group_points_forward", "sync_bn_backward_data",
+    "sync_bn_backward_param", "sync_bn_forward_mean", "sync_bn_forward_output",
+    "sync_bn_forward_var", "three_interpolate_backward", "three_interpolate_forward",
+    "three_nn_forward", "tin_shift_backward", "tin_shift_forward", "top_pool_backward",
+    "top_pool_forward", "upfirdn2d",
 )
 
 
 class MissingCompiledOpError(NotImplementedError):
-    """An mmcv op that needs mmcv-full's compiled ops and has no compatfix fallback."""
+    """An mmcv op that needs mmcv-full's compiled ops and has no compatfix fallback;
+    ``op`` is the pybind function's name."""
+
+    def __init__(self, message: str, op: str = "") -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def fallback_names() -> str:
+    """The op families with a fallback, for messages: "nms, roi_align, ... and ms_deform_attn"."""
+    names = list(FALLBACKS)
+    return "%s and %s" % (", ".join(names[:-1]), names[-1])
 
 
 class _MissingOp:
@@ -122,11 +173,12 @@ class _MissingOp:
         raise MissingCompiledOpError(
             "mmcv op %r needs mmcv-full's compiled ops (mmcv._ext), which this mmcv does "
             "not have, and compatfix has no torch fallback for it (it has fallbacks for "
-            "nms, roi_align, roi_pool, deform_conv, modulated_deform_conv and "
-            "sigmoid_focal_loss only). To use it, install mmcv-full built with its ops "
+            "%s only). To use it, install mmcv-full built with its ops "
             "for this torch (MMCV_WITH_OPS=1 pip install mmcv-full==<version> from source, "
             "with a compiler and CUDA toolkit matching torch), or change the config/model "
-            "to a layer that does not need this op (a CPU-capable alternative)." % self.__name__
+            "to a layer that does not need this op (a CPU-capable alternative)."
+            % (self.__name__, fallback_names()),
+            self.__name__,
         )
 
 
@@ -515,9 +567,8 @@ def get_compiling_cuda_version():
 
 def fill(module) -> None:
     """Fill the provided ``mmcv._ext``: the fallbacks, then stubs for everything else."""
-    this = globals()
     for name in IMPLEMENTED:
-        setattr(module, name, this[name])
+        setattr(module, name, _kernel(name))
     for name in STUBBED:
         if not hasattr(module, name):
             setattr(module, name, _MissingOp(name))
