@@ -32,7 +32,10 @@ wrappers of mmcv 1.3.0 and 1.7.2 call, writing into their pre-allocated outputs 
   kernel. The offset layout is the same (per deformable group and kernel position
   ``k``: channel ``2k`` is the y offset, ``2k + 1`` the x offset; the mask has one channel
   per group and position), so ``DeformConv2d``/``ModulatedDeformConv2d``/``DCN``/
-  ``DCNv2`` work, with gradients for input, offset, mask, weight and bias.
+  ``DCNv2`` work, with gradients for input, offset, mask, weight and bias. mmcv's
+  modulated kernel checks no offset/mask shape and reads each sample's memory as
+  output-sized planes; a larger map (DyHead passes one pyramid level's offsets to the
+  next, smaller one) is read the same way here.
 - ``sigmoid_focal_loss_forward`` / ``sigmoid_focal_loss_backward``: pure torch, the
   formulas of mmcv's kernel (including its ``FLT_MIN`` clamp inside the logs).
 - ``get_compiler_version()`` / ``get_compiling_cuda_version()``: strings saying that
@@ -487,9 +490,46 @@ def _weight_like(grad_weight, input):
     return grad_weight.new_zeros(grad_weight.shape).to(input.dtype)
 
 
+def _output_size(size, kernel, stride, pad, dilation):
+    return (size + 2 * pad - (dilation * (kernel - 1) + 1)) // stride + 1
+
+
+def _as_the_kernel_reads(tensor, height_out, width_out):
+    """``offset`` or ``mask`` as mmcv's modulated kernel reads it: through each sample's
+    data pointer, as (channels, height_out, width_out) planes, with no shape check. A
+    larger map (DyHead reuses one pyramid level's offsets for the next, smaller level) is
+    read as the first channels * height_out * width_out elements of each sample; so here.
+    Anything else goes to torchvision as it is (a smaller map, which the kernel would read
+    past the end of, is torchvision's shape error)."""
+    batch, channels = tensor.shape[:2]
+    needed = channels * height_out * width_out
+    if tensor.shape[2:] == (height_out, width_out) or tensor[0].numel() < needed or not tensor[0].is_contiguous():
+        return tensor
+    return tensor.flatten(1)[:, :needed].view(batch, channels, height_out, width_out)
+
+
+def _write_as_the_kernel_writes(target, value):
+    """The gradient of an ``offset``/``mask`` read by _as_the_kernel_reads, into the
+    zeroed tensor of the original's shape: the kernel writes the elements it read."""
+    if target.shape == value.shape:
+        target.copy_(value)
+    else:
+        target.view(target.size(0), -1)[:, :value[0].numel()].copy_(value.flatten(1))
+
+
+def _modulated_layout(input, offset, mask, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
+                      dilation_h, dilation_w):
+    height_out = _output_size(input.size(2), kernel_h, stride_h, pad_h, dilation_h)
+    width_out = _output_size(input.size(3), kernel_w, stride_w, pad_w, dilation_w)
+    return (_as_the_kernel_reads(offset, height_out, width_out),
+            _as_the_kernel_reads(mask, height_out, width_out))
+
+
 def modulated_deform_conv_forward(input, weight, bias, ones, offset, mask, output, columns,
                                   kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
                                   dilation_h, dilation_w, group, deformable_group, with_bias):
+    offset, mask = _modulated_layout(input, offset, mask, kernel_h, kernel_w, stride_h, stride_w,
+                                     pad_h, pad_w, dilation_h, dilation_w)
     output.copy_(_deform_conv(input, weight, offset, mask, bias if with_bias else None,
                               stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w,
                               group, deformable_group, True))
@@ -500,14 +540,16 @@ def modulated_deform_conv_backward(input, weight, bias, ones, offset, mask, colu
                                    grad_output, kernel_h, kernel_w, stride_h, stride_w, pad_h,
                                    pad_w, dilation_h, dilation_w, group, deformable_group,
                                    with_bias):
+    offset, mask = _modulated_layout(input, offset, mask, kernel_h, kernel_w, stride_h, stride_w,
+                                     pad_h, pad_w, dilation_h, dilation_w)
     g_input, g_weight, g_offset, g_mask, g_bias = _deform_conv_grads(
         grad_output, input, weight, offset, mask, bias if with_bias else None, stride_h,
         stride_w, pad_h, pad_w, dilation_h, dilation_w, group, deformable_group, True,
     )
     grad_input.add_(g_input)
     grad_weight.add_(g_weight)
-    grad_offset.copy_(g_offset)
-    grad_mask.copy_(g_mask)
+    _write_as_the_kernel_writes(grad_offset, g_offset)
+    _write_as_the_kernel_writes(grad_mask, g_mask)
     if with_bias:
         grad_bias.add_(g_bias)
 
