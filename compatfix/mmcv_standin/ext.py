@@ -50,6 +50,8 @@ the kernel's definition and the mmcv versions that call it):
 - ``ca_forward`` / ``ca_backward`` / ``ca_map_forward`` / ``ca_map_backward``
   (``ops/cc_attention.py``): CrissCrossAttention (CCNet) of mmcv < 1.3.13, which calls
   them; later mmcv computes it in torch itself;
+- ``softnms`` (``ops/softnms.py``): ``soft_nms``, and ``batched_nms`` with
+  ``type='soft_nms'`` (CornerNet, CentripetalNet);
 - ``ms_deform_attn_forward`` / ``ms_deform_attn_backward`` (``ops/ms_deform_attn.py``):
   MultiScaleDeformableAttention, through mmcv's own pure-torch
   ``multi_scale_deformable_attn_pytorch``, for mmcv 1.3.x, which calls the kernel
@@ -67,13 +69,13 @@ and torchvision support, they are just slower than mmcv's kernels. Which op the 
 zoo calls, and which configs run because of a fallback, is in docs/mmcv-ops.md (made by
 scripts/mmcv-ops-census.py).
 
-Not done: ``softnms``, ``nms_match``, ``nms_rotated``, ``bbox_overlaps`` and all other
+Not done: ``nms_match``, ``nms_rotated``, ``bbox_overlaps`` and all other
 ops are stubs. The ``parrots`` build of mmcv does not use ``mmcv._ext``.
 """
 
 from __future__ import annotations
 
-from compatfix.mmcv_standin.ops import carafe, cc_attention, ms_deform_attn, psamask
+from compatfix.mmcv_standin.ops import carafe, cc_attention, ms_deform_attn, psamask, softnms
 
 # mmcv's C++ ``FLT_MIN``: the clamp inside the focal loss logs.
 _FLT_MIN = 1.1754943508222875e-38
@@ -82,6 +84,7 @@ _FLT_MIN = 1.1754943508222875e-38
 # module of compatfix/mmcv_standin/ops/ that holds them.
 FALLBACKS = {
     "nms": ("nms",),
+    "softnms": ("softnms",),
     "roi_align": ("roi_align_forward", "roi_align_backward"),
     "roi_pool": ("roi_pool_forward", "roi_pool_backward"),
     "deform_conv": ("deform_conv_forward", "deform_conv_backward_input",
@@ -98,7 +101,7 @@ FALLBACKS = {
 IMPLEMENTED = tuple(name for names in FALLBACKS.values() for name in names) + (
     "get_compiler_version", "get_compiling_cuda_version",
 )
-_KERNEL_MODULES = (carafe, cc_attention, ms_deform_attn, psamask)
+_KERNEL_MODULES = (carafe, cc_attention, ms_deform_attn, psamask, softnms)
 
 
 def _kernel(name: str):
@@ -138,7 +141,7 @@ STUBBED = (
     "roi_align_rotated_backward", "roi_align_rotated_forward", "roiaware_pool3d_backward",
     "roiaware_pool3d_forward", "roipoint_pool3d_forward", "rotated_feature_align_backward",
     "rotated_feature_align_forward", "softmax_focal_loss_backward",
-    "softmax_focal_loss_forward", "softnms", "stack_ball_query_forward",
+    "softmax_focal_loss_forward", "stack_ball_query_forward",
     "stack_group_points_backward", "stack_group_points_forward", "sync_bn_backward_data",
     "sync_bn_backward_param", "sync_bn_forward_mean", "sync_bn_forward_output",
     "sync_bn_forward_var", "three_interpolate_backward", "three_interpolate_forward",
