@@ -50,8 +50,12 @@ the kernel's definition and the mmcv versions that call it):
 - ``ca_forward`` / ``ca_backward`` / ``ca_map_forward`` / ``ca_map_backward``
   (``ops/cc_attention.py``): CrissCrossAttention (CCNet) of mmcv < 1.3.13, which calls
   them; later mmcv computes it in torch itself;
-- ``softnms`` (``ops/softnms.py``): ``soft_nms``, and ``batched_nms`` with
-  ``type='soft_nms'`` (CornerNet, CentripetalNet);
+- ``deform_roi_pool_forward`` / ``deform_roi_pool_backward`` (``ops/deform_roi_pool.py``):
+  DeformRoIPool(Pack), ModulatedDeformRoIPoolPack (the ``dpool``/``mdpool`` configs);
+- ``masked_im2col_forward`` / ``masked_col2im_forward`` (``ops/masked_conv.py``):
+  MaskedConv2d with a mask (the guided-anchoring heads at test time);
+- ``softnms`` and ``nms_match`` (``ops/nms.py``): ``soft_nms``, and ``batched_nms`` with
+  ``type='soft_nms'`` (CornerNet, CentripetalNet); PISA's sample grouping;
 - ``ms_deform_attn_forward`` / ``ms_deform_attn_backward`` (``ops/ms_deform_attn.py``):
   MultiScaleDeformableAttention, through mmcv's own pure-torch
   ``multi_scale_deformable_attn_pytorch``, for mmcv 1.3.x, which calls the kernel
@@ -69,13 +73,16 @@ and torchvision support, they are just slower than mmcv's kernels. Which op the 
 zoo calls, and which configs run because of a fallback, is in docs/mmcv-ops.md (made by
 scripts/mmcv-ops-census.py).
 
-Not done: ``nms_match``, ``nms_rotated``, ``bbox_overlaps`` and all other
+Not done: ``nms_rotated``, ``bbox_overlaps`` and all other
 ops are stubs. The ``parrots`` build of mmcv does not use ``mmcv._ext``.
 """
 
 from __future__ import annotations
 
-from compatfix.mmcv_standin.ops import carafe, cc_attention, ms_deform_attn, psamask, softnms
+from compatfix.mmcv_standin.ops import (
+    carafe, cc_attention, deform_roi_pool, masked_conv, ms_deform_attn, psamask,
+)
+from compatfix.mmcv_standin.ops import nms as nms_variants  # this module's nms() is plain NMS
 
 # mmcv's C++ ``FLT_MIN``: the clamp inside the focal loss logs.
 _FLT_MIN = 1.1754943508222875e-38
@@ -85,12 +92,15 @@ _FLT_MIN = 1.1754943508222875e-38
 FALLBACKS = {
     "nms": ("nms",),
     "softnms": ("softnms",),
+    "nms_match": ("nms_match",),
     "roi_align": ("roi_align_forward", "roi_align_backward"),
     "roi_pool": ("roi_pool_forward", "roi_pool_backward"),
     "deform_conv": ("deform_conv_forward", "deform_conv_backward_input",
                     "deform_conv_backward_parameters"),
     "modulated_deform_conv": ("modulated_deform_conv_forward", "modulated_deform_conv_backward"),
     "sigmoid_focal_loss": ("sigmoid_focal_loss_forward", "sigmoid_focal_loss_backward"),
+    "deform_roi_pool": ("deform_roi_pool_forward", "deform_roi_pool_backward"),
+    "masked_conv": ("masked_im2col_forward", "masked_col2im_forward"),
     "carafe": ("carafe_forward", "carafe_backward"),
     "carafe_naive": ("carafe_naive_forward", "carafe_naive_backward"),
     "psamask": ("psamask_forward", "psamask_backward"),
@@ -101,7 +111,7 @@ FALLBACKS = {
 IMPLEMENTED = tuple(name for names in FALLBACKS.values() for name in names) + (
     "get_compiler_version", "get_compiling_cuda_version",
 )
-_KERNEL_MODULES = (carafe, cc_attention, ms_deform_attn, psamask, softnms)
+_KERNEL_MODULES = (carafe, cc_attention, deform_roi_pool, masked_conv, ms_deform_attn, nms_variants, psamask)
 
 
 def _kernel(name: str):
@@ -121,7 +131,6 @@ STUBBED = (
     "bottom_pool_backward", "bottom_pool_forward", "box_iou_quadri", "box_iou_rotated",
     "chamfer_distance_backward", "chamfer_distance_forward", "contour_expand",
     "convex_giou", "convex_iou", "correlation_backward", "correlation_forward",
-    "deform_roi_pool_backward", "deform_roi_pool_forward",
     "diff_iou_rotated_sort_vertices_forward", "dynamic_point_to_voxel_backward",
     "dynamic_point_to_voxel_forward", "dynamic_voxelize_forward",
     "furthest_point_sampling_forward", "furthest_point_sampling_with_dist_forward",
@@ -132,8 +141,7 @@ STUBBED = (
     "hard_voxelize_forward", "indice_conv_backward", "indice_conv_forward",
     "indice_maxpool_backward", "indice_maxpool_forward", "iou3d_boxes_overlap_bev_forward",
     "iou3d_nms3d_forward", "iou3d_nms3d_normal_forward", "knn_forward",
-    "left_pool_backward", "left_pool_forward", "masked_col2im_forward",
-    "masked_im2col_forward", "min_area_polygons", "nms_match", "nms_quadri", "nms_rotated",
+    "left_pool_backward", "left_pool_forward", "min_area_polygons", "nms_quadri", "nms_rotated",
     "pixel_group", "points_in_boxes_all_forward", "points_in_boxes_cpu_forward",
     "points_in_boxes_part_forward", "points_in_polygons_forward", "prroi_pool_backward",
     "prroi_pool_coor_backward", "prroi_pool_forward", "right_pool_backward",

@@ -1,7 +1,8 @@
-"""Soft-NMS (Bodla et al., ICCV 2017): ``softnms``, which mmcv's ``soft_nms`` (and
-``batched_nms`` with ``type='soft_nms'``: CornerNet, CentripetalNet) calls.
+"""NMS variants of mmcv's CPU-only kernels: ``softnms`` and ``nms_match``. (Plain ``nms``
+is torchvision's, in ``compatfix.mmcv_standin.ext``.)
 
-mmcv's kernel (``softnms_cpu``, CPU only, the same in mmcv 1.2.7, 1.3.0 and 1.7.2) works
+``softnms`` (Soft-NMS, Bodla et al., ICCV 2017) is what mmcv's ``soft_nms``, and
+``batched_nms`` with ``type='soft_nms'`` (CornerNet, CentripetalNet), call. mmcv's kernel (``softnms_cpu``, CPU only, the same in mmcv 1.2.7, 1.3.0 and 1.7.2) works
 in float32 on one array of boxes, in place: for ``i = 0, 1, ...`` it swaps the
 highest-scoring remaining box (the first one, on ties) into place ``i``, writes it to
 ``dets[i]``, and decays every later box's score by its IoU ``ovr`` with box ``i`` (method
@@ -15,6 +16,11 @@ depends only on box ``i``), and the drop-by-moving-the-last-box order is compute
 which boxes fall below ``min_score``: the holes among the first ``kept`` places are
 filled, in order, by the kept boxes behind them, last first. ``exp`` is torch's, which
 may differ from the C library's ``expf`` by a unit in the last place.
+
+``nms_match`` (PISA's ``isr_p`` groups its samples with it) is greedy NMS that returns,
+for each box kept, the list ``[kept, suppressed...]`` of the boxes it suppresses, in
+score order (``nms_match_cpu``, the same in mmcv 1.2.7, 1.3.0 and 1.7.2: float32, IoU
+without the legacy +1, ``ovr >= iou_threshold``, order from torch's own descending sort).
 """
 
 from __future__ import annotations
@@ -70,3 +76,25 @@ def softnms(boxes, scores, dets, iou_threshold, sigma, min_score, method, offset
         count = i + 1 + len(order)
         i += 1
     return inds[:count]
+
+
+def nms_match(dets, iou_threshold):
+    import torch
+
+    x1, y1, x2, y2, scores = (dets[:, k].contiguous() for k in range(5))
+    areas = (x2 - x1) * (y2 - y1)
+    order = scores.sort(0, descending=True)[1]
+    suppressed = torch.zeros(dets.size(0), dtype=torch.bool)
+    matched = []
+    for position, i in enumerate(order.tolist()):
+        if suppressed[i]:
+            continue
+        later = order[position + 1:]
+        later = later[~suppressed[later]]
+        width = (torch.minimum(x2[i], x2[later]) - torch.maximum(x1[i], x1[later])).clamp(min=0)
+        height = (torch.minimum(y2[i], y2[later]) - torch.maximum(y1[i], y1[later])).clamp(min=0)
+        inter = width * height
+        hit = later[inter / (areas[i] + areas[later] - inter) >= iou_threshold]
+        suppressed[hit] = True
+        matched.append([i] + hit.tolist())
+    return matched

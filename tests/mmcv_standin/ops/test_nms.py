@@ -1,8 +1,10 @@
-"""Soft-NMS kernel of the mmcv._ext stand-in (compatfix.mmcv_standin.ops.softnms).
+"""NMS-variant kernels of the mmcv._ext stand-in (compatfix.mmcv_standin.ops.nms):
+softnms and nms_match.
 
-The reference is mmcv's C++ kernel (softnms_cpu in mmcv/ops/csrc/pytorch/cpu/nms.cpp,
-unchanged from 1.2.7 to 1.7.2) ported line by line to Python with numpy float32 scalars,
-its in-place swaps and its drop-by-moving-the-last-box included.
+The references are mmcv's C++ kernels (softnms_cpu and nms_match_cpu in
+mmcv/ops/csrc/pytorch/cpu/nms.cpp, unchanged from 1.2.7 to 1.7.2) ported line by line to
+Python with numpy float32 scalars, softnms's in-place swaps and its
+drop-by-moving-the-last-box included.
 """
 
 import math
@@ -12,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")  # in-process numerics: stacks with torch only
 np = pytest.importorskip("numpy")
 
-from compatfix.mmcv_standin.ops import softnms as kernels
+from compatfix.mmcv_standin.ops import nms as kernels
 from support import run_mmcv_op_wrapper
 
 pytestmark = pytest.mark.stack("modern", "paper", "mmold")
@@ -115,3 +117,48 @@ def test_mmcv_soft_nms_runs_on_the_standin_and_matches_the_reference(tmp_path, m
     expected_dets, expected_inds = reference(saved["inputs"]["boxes"], saved["inputs"]["scores"], *args)
     assert saved["inds"].tolist() == expected_inds
     torch.testing.assert_close(saved["output"], expected_dets[:len(expected_inds)], rtol=1e-6, atol=1e-6)
+
+
+def reference_match(dets, iou_threshold):
+    """nms_match_cpu, as written in C++ (the order: torch's descending sort, as there)."""
+    x1, y1, x2, y2, _ = ([f32(v) for v in dets[:, k].tolist()] for k in range(5))
+    areas = [(x2[k] - x1[k]) * (y2[k] - y1[k]) for k in range(len(x1))]
+    order = dets[:, 4].sort(0, descending=True)[1].tolist()
+    suppressed = [False] * len(x1)
+    matched = []
+    for position, i in enumerate(order):
+        if suppressed[i]:
+            continue
+        group = [i]
+        for j in order[position + 1:]:
+            if suppressed[j]:
+                continue
+            w = max(f32(0), min(x2[i], x2[j]) - max(x1[i], x1[j]))
+            h = max(f32(0), min(y2[i], y2[j]) - max(y1[i], y1[j]))
+            inter = w * h
+            if inter / (areas[i] + areas[j] - inter) >= f32(iou_threshold):
+                suppressed[j] = True
+                group.append(j)
+        matched.append(group)
+    return matched
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("threshold", [0.3, 0.6])
+def test_nms_match_matches_the_kernel_ported_line_by_line(seed, threshold):
+    boxes, scores = random_case(seed)
+    dets = torch.cat([boxes, scores[:, None]], 1)
+    assert kernels.nms_match(dets, threshold) == reference_match(dets, threshold)
+
+
+def test_nms_match_hand_computed_case():
+    # Box 1 overlaps box 0 with IoU 1/3 (suppressed at 0.3, not at 0.5); box 2 is apart.
+    dets = torch.tensor([[0.0, 0.0, 10.0, 10.0, 0.9], [5.0, 0.0, 15.0, 10.0, 0.8], [50.0, 50.0, 60.0, 60.0, 0.95]])
+    assert kernels.nms_match(dets, 0.3) == [[2], [0, 1]]
+    assert kernels.nms_match(dets, 0.5) == [[2], [0], [1]]
+
+
+def test_mmcv_nms_match_runs_on_the_standin_and_matches_the_reference(tmp_path):
+    saved = run_mmcv_op_wrapper("nms_match", tmp_path)
+    expected = reference_match(saved["inputs"]["dets"], 0.4)
+    assert [group.tolist() for group in saved["output"]] == expected
