@@ -23,6 +23,7 @@ downloaded.
 from __future__ import annotations
 
 import argparse
+import copy
 import glob
 import json
 import os
@@ -235,7 +236,8 @@ def tiny(model):
         if "score_thr" in node:
             node["score_thr"] = 0.0
         node.pop("init_cfg", None)
-    model = json.loads(json.dumps(model))  # plain dicts
+    # A copy that keeps tuples: layers such as mmseg's JPU assert a tuple argument.
+    model = copy.deepcopy(model)
     model["pretrained"] = None
     _walk(model, fix)
     return model
@@ -407,7 +409,9 @@ def table(results_dir):
         "written out in that release's schema, for wheels that ship no configs (mmseg < 0.2x,",
         "mmdet < 2.1x). mmdet 2.10/2.11 are installed without their `mmpycocotools` requirement,",
         "whose sdist no longer builds; today's pycocotools takes its place and the",
-        "`pycocotools.mmpycocotools_api` shim gives it the fork's API.",
+        "`pycocotools.mmpycocotools_api` shim gives it the fork's API. Which compiled ops the",
+        "whole model zoo calls, and which of them compatfix's `mmcv._ext` provides, is in",
+        "[mmcv-ops.md](mmcv-ops.md).",
         "",
         "| mmcv | mmseg (accepts mmcv) | mmdet (accepts mmcv) | torch | imports | config | source | status | metric | error |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -147,3 +147,27 @@ def printed_results(completed) -> list[dict]:
         found.append(value)
         start = end
     return sorted(found, key=lambda result: result.get("local_rank", result.get("rank", 0)))
+
+
+# --- mmcv ops through mmcv's own wrappers: tests/fixtures/mm_ops/wrappers.py ------------------
+
+MM_OPS = os.path.join(FIXTURES, "mm_ops")
+
+
+def run_mmcv_op_wrapper(case: str, folder) -> dict:
+    """One case of tests/fixtures/mm_ops/wrappers.py: mmcv's Python wrapper of an op, on
+    the installed mmcv lite build. With the ``mmcv._ext`` shim disabled it must fail for
+    want of mmcv._ext (the op cannot run at all); under compatfix, what it computed
+    (inputs, output, gradients), for the caller's independent reference."""
+    import torch
+
+    script = os.path.join(MM_OPS, "wrappers.py")
+    saved = os.path.join(str(folder), case + ".pt")
+    with ThreadPoolExecutor(2) as pool:
+        off = pool.submit(run_python, script, case, saved + ".off",
+                          env=clean_env(COMPATFIX_DISABLE="mmcv._ext"))
+        on = pool.submit(run_python, script, case, saved)
+        off, on = off.result(), on.result()
+    assert off.returncode != 0 and "No module named 'mmcv._ext'" in off.stderr, off.stdout + off.stderr[-3000:]
+    assert on.returncode == 0 and "saved" in on.stdout, on.stdout + on.stderr[-3000:]
+    return torch.load(saved)

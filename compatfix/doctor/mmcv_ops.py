@@ -62,15 +62,13 @@ def _provided_by_compatfix(version: str) -> Finding | None:
     (the ``mmcv._ext`` shim is on and its range covers ``version``); None otherwise."""
     from compatfix import _versions
     from compatfix._config import Settings
-    from compatfix.mmcv_standin.ext import IMPLEMENTED
+    from compatfix.mmcv_standin.ext import fallback_names
     from compatfix.shims.mmcv._ext import SHIMS
 
     [shim] = SHIMS
     enabled, _ = Settings.from_environ().is_enabled(shim.name, shim.default)
     if not enabled or not _versions.in_range(version, shim.requires["mmcv"]):
         return None
-    ops = sorted({name.split("_forward")[0].split("_backward")[0]
-                  for name in IMPLEMENTED if not name.startswith("get_")})
     return Finding(
         "mmcv-ops", "info",
         "mmcv %s has no compiled ops (the lite build); compatfix provides mmcv._ext with "
@@ -78,7 +76,7 @@ def _provided_by_compatfix(version: str) -> Finding | None:
         "imports of mmseg and mmdet, which import it) no longer fail for want of it. Every other op imports but raises MissingCompiledOpError, "
         "naming the op, when it is called. Without compatfix (COMPATFIX=0, or "
         "COMPATFIX_DISABLE=mmcv._ext) `import mmcv.ops` fails with \"No module named "
-        "'mmcv._ext'\"" % (version, ", ".join(ops)),
+        "'mmcv._ext'\"" % (version, fallback_names()),
         "Nothing to do for models built from these ops. For a model that calls another op, "
         "install mmcv-full built with its ops for this torch (`MMCV_WITH_OPS=1 pip install "
         "--no-build-isolation mmcv-full==%s`, compiles for minutes; CUDA ops need a CUDA "

@@ -32,36 +32,95 @@ wrappers of mmcv 1.3.0 and 1.7.2 call, writing into their pre-allocated outputs 
   kernel. The offset layout is the same (per deformable group and kernel position
   ``k``: channel ``2k`` is the y offset, ``2k + 1`` the x offset; the mask has one channel
   per group and position), so ``DeformConv2d``/``ModulatedDeformConv2d``/``DCN``/
-  ``DCNv2`` work, with gradients for input, offset, mask, weight and bias.
+  ``DCNv2`` work, with gradients for input, offset, mask, weight and bias. mmcv's
+  modulated kernel checks no offset/mask shape and reads each sample's memory as
+  output-sized planes; a larger map (DyHead passes one pyramid level's offsets to the
+  next, smaller one) is read the same way here.
 - ``sigmoid_focal_loss_forward`` / ``sigmoid_focal_loss_backward``: pure torch, the
   formulas of mmcv's kernel (including its ``FLT_MIN`` clamp inside the logs).
 - ``get_compiler_version()`` / ``get_compiling_cuda_version()``: strings saying that
   there are no compiled ops, so that ``mmcv.utils.collect_env()`` works.
 
-Everything else that ``load_ext`` asks for (CARAFE, PSAMask, CrissCrossAttention,
-corner pools, SyncBN's kernels, softmax focal loss, the 3-D and rotated ops, ...) is a
-callable that raises ``MissingCompiledOpError`` when called (not when imported), naming
-the op and what to do. These ops are CPU and GPU ops alike in mmcv-full: the fallbacks
-above run on any device torchvision supports, they are just slower than mmcv's kernels.
+and, one module per op family in ``compatfix/mmcv_standin/ops/`` (their docstrings give
+the kernel's definition and the mmcv versions that call it):
 
-Not done: ``softnms``, ``nms_match``, ``nms_rotated``, ``bbox_overlaps`` and all other
+- ``carafe_forward`` / ``carafe_backward`` and ``carafe_naive_forward`` /
+  ``carafe_naive_backward`` (``ops/carafe.py``): CARAFE, CARAFEPack, CARAFENaive;
+- ``psamask_forward`` / ``psamask_backward`` (``ops/psamask.py``): PSAMask (PSANet);
+- ``ca_forward`` / ``ca_backward`` / ``ca_map_forward`` / ``ca_map_backward``
+  (``ops/cc_attention.py``): CrissCrossAttention (CCNet) of mmcv < 1.3.13, which calls
+  them; later mmcv computes it in torch itself;
+- ``deform_roi_pool_forward`` / ``deform_roi_pool_backward`` (``ops/deform_roi_pool.py``):
+  DeformRoIPool(Pack), ModulatedDeformRoIPoolPack (the ``dpool``/``mdpool`` configs);
+- ``masked_im2col_forward`` / ``masked_col2im_forward`` (``ops/masked_conv.py``):
+  MaskedConv2d with a mask (the guided-anchoring heads at test time);
+- ``softnms`` and ``nms_match`` (``ops/nms.py``): ``soft_nms``, and ``batched_nms`` with
+  ``type='soft_nms'`` (CornerNet, CentripetalNet); PISA's sample grouping;
+- ``ms_deform_attn_forward`` / ``ms_deform_attn_backward`` (``ops/ms_deform_attn.py``):
+  MultiScaleDeformableAttention, through mmcv's own pure-torch
+  ``multi_scale_deformable_attn_pytorch``, for mmcv 1.3.x, which calls the kernel
+  whenever CUDA looks available (mmcv >= 1.4 takes its torch path on CPU tensors itself).
+
+The pybind names and argument names of these functions are the same in mmcv 1.2.7, 1.3.0
+and 1.7.2 (``mmcv/ops/csrc/pytorch/pybind.cpp``); where the Python wrappers of those
+releases differ (deform_conv's padH/padW order) the note is at the function.
+
+Everything else that ``load_ext`` asks for (corner pools, SyncBN's kernels, softmax focal
+loss, the 3-D and rotated ops, ...) is a callable that raises ``MissingCompiledOpError``
+when called (not when imported), naming the op and the fallbacks there are. mmcv-full
+has CPU and GPU kernels alike for these ops: the fallbacks here run on any device torch
+and torchvision support, they are just slower than mmcv's kernels. Which op the model
+zoo calls, and which configs run because of a fallback, is in docs/mmcv-ops.md (made by
+scripts/mmcv-ops-census.py).
+
+Not done: ``nms_rotated``, ``bbox_overlaps`` and all other
 ops are stubs. The ``parrots`` build of mmcv does not use ``mmcv._ext``.
 """
 
 from __future__ import annotations
 
+from compatfix.mmcv_standin.ops import (
+    carafe, cc_attention, deform_roi_pool, masked_conv, ms_deform_attn, psamask,
+)
+from compatfix.mmcv_standin.ops import nms as nms_variants  # this module's nms() is plain NMS
+
 # mmcv's C++ ``FLT_MIN``: the clamp inside the focal loss logs.
 _FLT_MIN = 1.1754943508222875e-38
 
-IMPLEMENTED = (
-    "nms",
-    "roi_align_forward", "roi_align_backward",
-    "roi_pool_forward", "roi_pool_backward",
-    "deform_conv_forward", "deform_conv_backward_input", "deform_conv_backward_parameters",
-    "modulated_deform_conv_forward", "modulated_deform_conv_backward",
-    "sigmoid_focal_loss_forward", "sigmoid_focal_loss_backward",
+# The op families with a fallback, each with its pybind functions: here, or in the
+# module of compatfix/mmcv_standin/ops/ that holds them.
+FALLBACKS = {
+    "nms": ("nms",),
+    "softnms": ("softnms",),
+    "nms_match": ("nms_match",),
+    "roi_align": ("roi_align_forward", "roi_align_backward"),
+    "roi_pool": ("roi_pool_forward", "roi_pool_backward"),
+    "deform_conv": ("deform_conv_forward", "deform_conv_backward_input",
+                    "deform_conv_backward_parameters"),
+    "modulated_deform_conv": ("modulated_deform_conv_forward", "modulated_deform_conv_backward"),
+    "sigmoid_focal_loss": ("sigmoid_focal_loss_forward", "sigmoid_focal_loss_backward"),
+    "deform_roi_pool": ("deform_roi_pool_forward", "deform_roi_pool_backward"),
+    "masked_conv": ("masked_im2col_forward", "masked_col2im_forward"),
+    "carafe": ("carafe_forward", "carafe_backward"),
+    "carafe_naive": ("carafe_naive_forward", "carafe_naive_backward"),
+    "psamask": ("psamask_forward", "psamask_backward"),
+    "ca": ("ca_forward", "ca_backward"),
+    "ca_map": ("ca_map_forward", "ca_map_backward"),
+    "ms_deform_attn": ("ms_deform_attn_forward", "ms_deform_attn_backward"),
+}
+IMPLEMENTED = tuple(name for names in FALLBACKS.values() for name in names) + (
     "get_compiler_version", "get_compiling_cuda_version",
 )
+_KERNEL_MODULES = (carafe, cc_attention, deform_roi_pool, masked_conv, ms_deform_attn, nms_variants, psamask)
+
+
+def _kernel(name: str):
+    """The function that provides the pybind function ``name``: in an op module, or here."""
+    for module in _KERNEL_MODULES:
+        if hasattr(module, name):
+            return getattr(module, name)
+    return globals()[name]
+
 
 # The names mmcv 1.3.0 and 1.7.2 ask load_ext for that have no fallback here (any other
 # public name a different 1.x version asks for gets the same kind of stub on demand).
@@ -70,11 +129,8 @@ STUBBED = (
     "assign_score_withk_backward", "assign_score_withk_forward", "ball_query_forward",
     "bbox_overlaps", "border_align_backward", "border_align_forward",
     "bottom_pool_backward", "bottom_pool_forward", "box_iou_quadri", "box_iou_rotated",
-    "ca_backward", "ca_forward", "ca_map_backward", "ca_map_forward", "carafe_backward",
-    "carafe_forward", "carafe_naive_backward", "carafe_naive_forward",
     "chamfer_distance_backward", "chamfer_distance_forward", "contour_expand",
     "convex_giou", "convex_iou", "correlation_backward", "correlation_forward",
-    "deform_roi_pool_backward", "deform_roi_pool_forward",
     "diff_iou_rotated_sort_vertices_forward", "dynamic_point_to_voxel_backward",
     "dynamic_point_to_voxel_forward", "dynamic_voxelize_forward",
     "furthest_point_sampling_forward", "furthest_point_sampling_with_dist_forward",
@@ -85,27 +141,36 @@ STUBBED = (
     "hard_voxelize_forward", "indice_conv_backward", "indice_conv_forward",
     "indice_maxpool_backward", "indice_maxpool_forward", "iou3d_boxes_overlap_bev_forward",
     "iou3d_nms3d_forward", "iou3d_nms3d_normal_forward", "knn_forward",
-    "left_pool_backward", "left_pool_forward", "masked_col2im_forward",
-    "masked_im2col_forward", "min_area_polygons", "ms_deform_attn_backward",
-    "ms_deform_attn_forward", "nms_match", "nms_quadri", "nms_rotated", "pixel_group",
-    "points_in_boxes_all_forward", "points_in_boxes_cpu_forward",
+    "left_pool_backward", "left_pool_forward", "min_area_polygons", "nms_quadri", "nms_rotated",
+    "pixel_group", "points_in_boxes_all_forward", "points_in_boxes_cpu_forward",
     "points_in_boxes_part_forward", "points_in_polygons_forward", "prroi_pool_backward",
-    "prroi_pool_coor_backward", "prroi_pool_forward", "psamask_backward", "psamask_forward",
-    "right_pool_backward", "right_pool_forward", "riroi_align_rotated_backward",
-    "riroi_align_rotated_forward", "roi_align_rotated_backward", "roi_align_rotated_forward",
-    "roiaware_pool3d_backward", "roiaware_pool3d_forward", "roipoint_pool3d_forward",
-    "rotated_feature_align_backward", "rotated_feature_align_forward",
-    "softmax_focal_loss_backward", "softmax_focal_loss_forward", "softnms",
-    "stack_ball_query_forward", "stack_group_points_backward", "stack_group_points_forward",
-    "sync_bn_backward_data", "sync_bn_backward_param", "sync_bn_forward_mean",
-    "sync_bn_forward_output", "sync_bn_forward_var", "three_interpolate_backward",
-    "three_interpolate_forward", "three_nn_forward", "tin_shift_backward",
-    "tin_shift_forward", "top_pool_backward", "top_pool_forward", "upfirdn2d",
+    "prroi_pool_coor_backward", "prroi_pool_forward", "right_pool_backward",
+    "right_pool_forward", "riroi_align_rotated_backward", "riroi_align_rotated_forward",
+    "roi_align_rotated_backward", "roi_align_rotated_forward", "roiaware_pool3d_backward",
+    "roiaware_pool3d_forward", "roipoint_pool3d_forward", "rotated_feature_align_backward",
+    "rotated_feature_align_forward", "softmax_focal_loss_backward",
+    "softmax_focal_loss_forward", "stack_ball_query_forward",
+    "stack_group_points_backward", "stack_group_points_forward", "sync_bn_backward_data",
+    "sync_bn_backward_param", "sync_bn_forward_mean", "sync_bn_forward_output",
+    "sync_bn_forward_var", "three_interpolate_backward", "three_interpolate_forward",
+    "three_nn_forward", "tin_shift_backward", "tin_shift_forward", "top_pool_backward",
+    "top_pool_forward", "upfirdn2d",
 )
 
 
 class MissingCompiledOpError(NotImplementedError):
-    """An mmcv op that needs mmcv-full's compiled ops and has no compatfix fallback."""
+    """An mmcv op that needs mmcv-full's compiled ops and has no compatfix fallback;
+    ``op`` is the pybind function's name."""
+
+    def __init__(self, message: str, op: str = "") -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def fallback_names() -> str:
+    """The op families with a fallback, for messages: "nms, roi_align, ... and ms_deform_attn"."""
+    names = list(FALLBACKS)
+    return "%s and %s" % (", ".join(names[:-1]), names[-1])
 
 
 class _MissingOp:
@@ -122,11 +187,12 @@ class _MissingOp:
         raise MissingCompiledOpError(
             "mmcv op %r needs mmcv-full's compiled ops (mmcv._ext), which this mmcv does "
             "not have, and compatfix has no torch fallback for it (it has fallbacks for "
-            "nms, roi_align, roi_pool, deform_conv, modulated_deform_conv and "
-            "sigmoid_focal_loss only). To use it, install mmcv-full built with its ops "
+            "%s only). To use it, install mmcv-full built with its ops "
             "for this torch (MMCV_WITH_OPS=1 pip install mmcv-full==<version> from source, "
             "with a compiler and CUDA toolkit matching torch), or change the config/model "
-            "to a layer that does not need this op (a CPU-capable alternative)." % self.__name__
+            "to a layer that does not need this op (a CPU-capable alternative)."
+            % (self.__name__, fallback_names()),
+            self.__name__,
         )
 
 
@@ -435,9 +501,46 @@ def _weight_like(grad_weight, input):
     return grad_weight.new_zeros(grad_weight.shape).to(input.dtype)
 
 
+def _output_size(size, kernel, stride, pad, dilation):
+    return (size + 2 * pad - (dilation * (kernel - 1) + 1)) // stride + 1
+
+
+def _as_the_kernel_reads(tensor, height_out, width_out):
+    """``offset`` or ``mask`` as mmcv's modulated kernel reads it: through each sample's
+    data pointer, as (channels, height_out, width_out) planes, with no shape check. A
+    larger map (DyHead reuses one pyramid level's offsets for the next, smaller level) is
+    read as the first channels * height_out * width_out elements of each sample; so here.
+    Anything else goes to torchvision as it is (a smaller map, which the kernel would read
+    past the end of, is torchvision's shape error)."""
+    batch, channels = tensor.shape[:2]
+    needed = channels * height_out * width_out
+    if tensor.shape[2:] == (height_out, width_out) or tensor[0].numel() < needed or not tensor[0].is_contiguous():
+        return tensor
+    return tensor.flatten(1)[:, :needed].view(batch, channels, height_out, width_out)
+
+
+def _write_as_the_kernel_writes(target, value):
+    """The gradient of an ``offset``/``mask`` read by _as_the_kernel_reads, into the
+    zeroed tensor of the original's shape: the kernel writes the elements it read."""
+    if target.shape == value.shape:
+        target.copy_(value)
+    else:
+        target.view(target.size(0), -1)[:, :value[0].numel()].copy_(value.flatten(1))
+
+
+def _modulated_layout(input, offset, mask, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
+                      dilation_h, dilation_w):
+    height_out = _output_size(input.size(2), kernel_h, stride_h, pad_h, dilation_h)
+    width_out = _output_size(input.size(3), kernel_w, stride_w, pad_w, dilation_w)
+    return (_as_the_kernel_reads(offset, height_out, width_out),
+            _as_the_kernel_reads(mask, height_out, width_out))
+
+
 def modulated_deform_conv_forward(input, weight, bias, ones, offset, mask, output, columns,
                                   kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
                                   dilation_h, dilation_w, group, deformable_group, with_bias):
+    offset, mask = _modulated_layout(input, offset, mask, kernel_h, kernel_w, stride_h, stride_w,
+                                     pad_h, pad_w, dilation_h, dilation_w)
     output.copy_(_deform_conv(input, weight, offset, mask, bias if with_bias else None,
                               stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w,
                               group, deformable_group, True))
@@ -448,14 +551,16 @@ def modulated_deform_conv_backward(input, weight, bias, ones, offset, mask, colu
                                    grad_output, kernel_h, kernel_w, stride_h, stride_w, pad_h,
                                    pad_w, dilation_h, dilation_w, group, deformable_group,
                                    with_bias):
+    offset, mask = _modulated_layout(input, offset, mask, kernel_h, kernel_w, stride_h, stride_w,
+                                     pad_h, pad_w, dilation_h, dilation_w)
     g_input, g_weight, g_offset, g_mask, g_bias = _deform_conv_grads(
         grad_output, input, weight, offset, mask, bias if with_bias else None, stride_h,
         stride_w, pad_h, pad_w, dilation_h, dilation_w, group, deformable_group, True,
     )
     grad_input.add_(g_input)
     grad_weight.add_(g_weight)
-    grad_offset.copy_(g_offset)
-    grad_mask.copy_(g_mask)
+    _write_as_the_kernel_writes(grad_offset, g_offset)
+    _write_as_the_kernel_writes(grad_mask, g_mask)
     if with_bias:
         grad_bias.add_(g_bias)
 
@@ -515,9 +620,8 @@ def get_compiling_cuda_version():
 
 def fill(module) -> None:
     """Fill the provided ``mmcv._ext``: the fallbacks, then stubs for everything else."""
-    this = globals()
     for name in IMPLEMENTED:
-        setattr(module, name, this[name])
+        setattr(module, name, _kernel(name))
     for name in STUBBED:
         if not hasattr(module, name):
             setattr(module, name, _MissingOp(name))

@@ -5,12 +5,11 @@ real compiled ``mmcv._ext`` can be found. A real one always wins: this is a ``pr
 
 from __future__ import annotations
 
+from compatfix.mmcv_standin import ext
 from compatfix.registry import PROVIDE, RISK_BEHAVIOUR, Shim
 
 
 def provide_ext(module) -> None:
-    from compatfix.mmcv_standin import ext
-
     ext.fill(module)
 
 
@@ -27,7 +26,8 @@ SHIMS = (
         broke="mmcv 1.x ops live in the compiled mmcv._ext, which no mmcv build for "
         "torch 2.x/Python 3.11 has (mmcv-full wheels stop at torch 1.13; mmcv lite has none): "
         "import mmcv.ops, mmseg.models and mmdet.models fail",
-        summary="provide mmcv._ext: torch/torchvision nms, roi_align, roi_pool, "
-        "(modulated) deform_conv, sigmoid_focal_loss; other ops raise a clear error when called",
+        # The stand-in's own list of fallbacks (its modules import torch only when called).
+        summary="provide mmcv._ext: torch/torchvision fallbacks for %s; other ops raise a "
+        "clear error when called" % ext.fallback_names(),
     ),
 )

@@ -59,14 +59,14 @@ def test_unimplemented_ops_raise_a_clear_error_when_called():
             """
         import torch, mmcv.ops, mmcv._ext
         for call in (
-            lambda: mmcv.ops.CARAFE(3, 1, 2)(torch.randn(1, 2, 4, 4), torch.rand(1, 9, 8, 8)),
-            lambda: mmcv.ops.PSAMask("collect", (3, 3))(torch.randn(1, 9, 4, 4)),
+            lambda: mmcv.ops.TINShift()(torch.randn(1, 2, 4, 3), torch.zeros(1, 2, dtype=torch.int)),
+            lambda: mmcv.ops.box_iou_rotated(torch.rand(2, 5), torch.rand(2, 5)),
             lambda: mmcv._ext.some_op_of_another_mmcv_version_forward(),
         ):
             try:
                 call()
             except NotImplementedError as exc:
-                print(type(exc).__name__, "|", exc)
+                print(type(exc).__name__, "|", exc.op, "|", exc)
             else:
                 print("no error")
         # Private names stay missing (mmcv's NPU code probes modules with hasattr).
@@ -76,9 +76,12 @@ def test_unimplemented_ops_raise_a_clear_error_when_called():
     )
     lines = result.stdout.splitlines()
     assert len(lines) == 4, result.stderr[-3000:]
-    for line, op in zip(lines, ("carafe_forward", "psamask_forward", "some_op_of_another_mmcv_version_forward")):
-        assert line.startswith("MissingCompiledOpError | mmcv op %r needs mmcv-full's compiled ops" % op), line
+    for line, op in zip(lines, ("tin_shift_forward", "box_iou_rotated", "some_op_of_another_mmcv_version_forward")):
+        assert line.startswith("MissingCompiledOpError | %s | mmcv op %r needs mmcv-full's compiled ops" % (op, op)), line
         assert "install mmcv-full built with its ops" in line and "CPU-capable alternative" in line
+        # The message names the fallbacks there are, from the stand-in's own list.
+        assert "it has fallbacks for nms, " in line
+        assert all(op in line for op in ("roi_align", "carafe", "psamask", "softnms", " only)"))
     assert lines[3] == "False"
 
 
