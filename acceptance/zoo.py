@@ -333,7 +333,8 @@ def write_table() -> None:
             row = json.load(handle)
         name = os.path.splitext(os.path.basename(path))[0]
         if os.path.exists(os.path.join(RECIPES, name + ".py")):
-            row["notes"] = load_recipe(name).notes  # notes may be written after the run
+            recipe = load_recipe(name)  # notes and installs may be written after the run
+            row["notes"], row["installs"] = recipe.notes, recipe.installs
         rows.append(row)
     runs = [run for row in rows for run in row["runs"]]
     passing = sorted({row["repo"] for row in rows if all(r["status"] == "pass" for r in row["runs"])})
