@@ -56,7 +56,8 @@ import synthetic  # noqa: E402  (acceptance/synthetic.py, next to this file)
 class Step:
     """One README command. ``argv`` starts with ``python``; placeholders: {data} (the
     synthetic data folder), {out} (this run's output folder), {port} (a free port),
-    {checkpoint} (the newest file matching the recipe's CHECKPOINT glob under {out})."""
+    {checkpoint} (the newest file matching the recipe's CHECKPOINT glob under {out}),
+    {repo} (the clone's WORKDIR, for recipes that run from RUN_FROM)."""
 
     name: str
     argv: list[str]
@@ -75,6 +76,9 @@ class Recipe:
     steps: list[Step]
     checkpoint: str | None = None
     workdir: str = "."  # relative to the clone: where the README's commands are run
+    # Where they run instead, for code that writes into the current folder without an
+    # option to move it (``{out}``): the commands then name the scripts as {repo}/script.py.
+    run_from: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     installs: str = ""  # extra pip packages the recipe needed in the stack venv
     notes: str = ""
@@ -94,6 +98,7 @@ def load_recipe(name: str) -> Recipe:
         steps=list(module.STEPS),
         checkpoint=getattr(module, "CHECKPOINT", None),
         workdir=getattr(module, "WORKDIR", "."),
+        run_from=getattr(module, "RUN_FROM", None),
         env=dict(getattr(module, "ENV", {})),
         installs=getattr(module, "INSTALLS", ""),
         notes=getattr(module, "NOTES", ""),
@@ -221,10 +226,12 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
     env.update(recipe.env)
     if mode == "pth":
         env.update(COMPATFIX_DEVICE="cpu", COMPATFIX_REPORT=report)
-    cwd = os.path.join(clone, recipe.workdir)
+    repo = os.path.join(clone, recipe.workdir)
+    cwd = recipe.run_from.format(out=out, data=data) if recipe.run_from else repo
+    os.makedirs(cwd, exist_ok=True)
     result: dict[str, Any] = {"stack": stack, "mode": mode, "steps": [], "status": "pass"}
     for step in recipe.steps:
-        values = {"data": data, "out": out, "port": str(free_port()), "checkpoint": ""}
+        values = {"data": data, "out": out, "port": str(free_port()), "checkpoint": "", "repo": repo}
         if recipe.checkpoint and "{checkpoint}" in " ".join(step.argv):
             found = sorted(glob.glob(os.path.join(out, recipe.checkpoint), recursive=True), key=os.path.getmtime)
             values["checkpoint"] = found[-1] if found else os.path.join(out, "NO-CHECKPOINT")
@@ -373,7 +380,7 @@ def write_table() -> None:
             lines += ["Extra packages installed into the stack venv: %s." % row["installs"], ""]
         if row.get("notes"):
             lines += [row["notes"], ""]
-        lines += ["Run from `%s`:" % row["workdir"], "", "```"]
+        lines += ["Run from `%s`:" % (row.get("run_from") or row["workdir"]), "", "```"]
         lines += [step["command"] for step in row["commands"]]
         lines += ["```", ""]
         for run in row["runs"]:
@@ -426,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     kept = [r for r in stored.get("runs", []) if (r["stack"], r["mode"]) not in {(x["stack"], x["mode"]) for x in runs}]
     row = {
         "repo": recipe.repo, "commit": commit_of(clone), "field": recipe.field, "workdir": recipe.workdir,
+        "run_from": recipe.run_from,
         "installs": recipe.installs, "notes": recipe.notes,
         "commands": [{"step": s.name, "command": " ".join(s.argv)} for s in recipe.steps],
         "runs": sorted(kept + runs, key=lambda r: (r["stack"], r["mode"])),

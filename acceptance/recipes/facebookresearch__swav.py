@@ -45,3 +45,8 @@ STEPS = [
                                "--epochs", "1", "--batch_size", "2", "--workers", "1", "--dump_path", "{out}/eval"],
          expect_log=r"Test:.*Acc@1"),
 ]
+
+NOTES = ("Found two breakages, now shims: `from apex.parallel.LARC import LARC` (the apex stand-in had no "
+         "LARC, and its apex.parallel was no package: `apex.parallel.LARC`), and eval_linear.py's top-k "
+         "accuracy, `correct[:k].view(-1)` on `pred.t().eq(...)`, which torch >= 1.7 refuses because "
+         "comparison results follow their input's transposed strides (`torch.comparisons_contiguous`).")
