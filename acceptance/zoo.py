@@ -80,6 +80,9 @@ class Recipe:
     # option to move it (``{out}``): the commands then name the scripts as {repo}/script.py.
     run_from: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    # Per stack, on top of ``env``: an opt-in shim a stack needs (COMPATFIX_ENABLE=...) is
+    # named here, and the table shows it beside the status.
+    stack_env: dict[str, dict[str, str]] = field(default_factory=dict)
     installs: str = ""  # extra pip packages the recipe needed in the stack venv
     notes: str = ""
 
@@ -100,6 +103,7 @@ def load_recipe(name: str) -> Recipe:
         workdir=getattr(module, "WORKDIR", "."),
         run_from=getattr(module, "RUN_FROM", None),
         env=dict(getattr(module, "ENV", {})),
+        stack_env={stack: dict(values) for stack, values in getattr(module, "STACK_ENV", {}).items()},
         installs=getattr(module, "INSTALLS", ""),
         notes=getattr(module, "NOTES", ""),
     )
@@ -224,12 +228,16 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
     )
     env["PATH"] = path_python(os.path.join(scratch, "bin"), python, mode, report) + os.pathsep + env.get("PATH", "")
     env.update(recipe.env)
+    env.update(recipe.stack_env.get(stack, {}))
     if mode == "pth":
         env.update(COMPATFIX_DEVICE="cpu", COMPATFIX_REPORT=report)
     repo = os.path.join(clone, recipe.workdir)
     cwd = recipe.run_from.format(out=out, data=data) if recipe.run_from else repo
     os.makedirs(cwd, exist_ok=True)
     result: dict[str, Any] = {"stack": stack, "mode": mode, "steps": [], "status": "pass"}
+    opt_in = {k: v for k, v in {**recipe.env, **recipe.stack_env.get(stack, {})}.items() if k.startswith("COMPATFIX")}
+    if opt_in:
+        result["opt_in"] = " ".join("%s=%s" % item for item in sorted(opt_in.items()))
     for step in recipe.steps:
         values = {"data": data, "out": out, "port": str(free_port()), "checkpoint": "", "repo": repo}
         if recipe.checkpoint and "{checkpoint}" in " ".join(step.argv):
@@ -333,6 +341,12 @@ def current_names(names: list[str]) -> list[str]:
     return sorted({RENAMED.get(name, name) for name in names})
 
 
+def status_of(run: dict[str, Any]) -> str:
+    """The run's status, naming the opt-in shims it ran with: a pass that needs one is not
+    a pass of compatfix's defaults."""
+    return run["status"] + (" (with `%s`)" % run["opt_in"] if run.get("opt_in") else "")
+
+
 def write_table() -> None:
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
@@ -357,8 +371,9 @@ def write_table() -> None:
         "OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x, mmdet 2.x) are in",
         "[openmmlab-matrix.md](openmmlab-matrix.md).",
         "",
-        "Repositories: %d; passing on every stack and mode: %d; runs: %d, passing: %d." % (
-            len(rows), len(passing), len(runs), sum(r["status"] == "pass" for r in runs)),
+        "Repositories: %d; passing on every stack and mode: %d; runs: %d, passing: %d (%d of them with an "
+        "opt-in shim)." % (len(rows), len(passing), len(runs), sum(r["status"] == "pass" for r in runs),
+                           sum(r["status"] == "pass" and bool(r.get("opt_in")) for r in runs)),
         "",
         "| Repository | Commit | Field | Stack | Mode | Status | Shims used | What is left |",
         "|---|---|---|---|---|---|---|---|",
@@ -371,8 +386,8 @@ def write_table() -> None:
                 left = left or "`%s` at %s" % (failed["error"].replace("|", "\\|"), failed.get("where") or "?")
             lines.append("| [%s](https://github.com/%s) | `%s` | %s | %s (%s) | %s | %s | %s | %s |" % (
                 row["repo"], row["repo"], row["commit"][:7] + row["commit"][40:], row["field"],
-                run["stack"], run.get("stack_versions", ""), run["mode"], run["status"],
-                ", ".join("`%s`" % s for s in current_names(run["used"])) or "none", left or "nothing"))
+                run["stack"], run.get("stack_versions", ""), run["mode"],
+                status_of(run), ", ".join("`%s`" % s for s in current_names(run["used"])) or "none", left or "nothing"))
     lines += ["", "## Commands and shims applied, per repository", ""]
     for row in rows:
         lines += ["### %s (%s)" % (row["repo"], row["commit"]), ""]
@@ -385,7 +400,7 @@ def write_table() -> None:
         lines += ["```", ""]
         for run in row["runs"]:
             lines.append("- %s/%s: %s; applied: %s%s" % (
-                run["stack"], run["mode"], run["status"], ", ".join(current_names(run["applied"])) or "none",
+                run["stack"], run["mode"], status_of(run), ", ".join(current_names(run["applied"])) or "none",
                 ("; FAILED shims: " + "; ".join(run["failed_shims"])) if run["failed_shims"] else ""))
         lines.append("")
     with open(TABLE, "w") as handle:
