@@ -54,13 +54,19 @@ def image_folder(root: str, classes: int = 2, per_class: int = 4, size: int = 32
 def segmentation_folder(root: str, images: int = 4, size: int = 64, classes: int = 3,
                         image_dir: str = "images", label_dir: str = "annotations",
                         splits: tuple[str, str] = ("training", "validation"),
-                        image_suffix: str = ".jpg", label_suffix: str = ".png") -> None:
+                        image_suffix: str = ".jpg", label_suffix: str = ".png",
+                        label_ids: tuple[int, ...] | None = None) -> list[tuple[str, str, str]]:
     """``root/<image_dir>/<split>/<n><image_suffix>`` (PNG bytes: readers decode by content) and the label maps beside them
     (ADE20K layout by default: images/training/*.jpg, annotations/training/*.png).
 
     Labels are vertical bands of class ids 0..classes-1 (ADE20K uses 0 for "other", which
-    ``reduce_zero_label`` maps to 255); images are coloured by their label.
+    ``reduce_zero_label`` maps to 255), or the values ``label_ids[i]`` where a data set's label
+    maps store raw ids (Cityscapes' labelIds: 7 road, 8 sidewalk, 11 building); images are
+    coloured by their label. Returns (split, image path, label path) relative to ``root``,
+    for data sets that read list files.
     """
+    values = list(label_ids) if label_ids is not None else list(range(classes))
+    written = []
     rng = random.Random(1)
     colours = [tuple(rng.randint(0, 255) for _ in range(3)) for _ in range(classes)]
     for split in splits:
@@ -71,6 +77,51 @@ def segmentation_folder(root: str, images: int = 4, size: int = 64, classes: int
                 return ((x + offset) * classes // size) % classes
 
             stem = "img%d" % n
-            _png(os.path.join(root, label_dir, split, stem + label_suffix), size, size, label)
-            _png(os.path.join(root, image_dir, split, stem + image_suffix), size, size,
+            label_path = os.path.join(label_dir, split, stem + label_suffix)
+            image_path = os.path.join(image_dir, split, stem + image_suffix)
+            _png(os.path.join(root, label_path), size, size, lambda x, y: values[label(x, y)])
+            _png(os.path.join(root, image_path), size, size,
                  lambda x, y: tuple(max(0, min(255, c + rng.randint(-20, 20))) for c in colours[label(x, y)]))
+            written.append((split, image_path, label_path))
+    return written
+
+
+def coco_folder(root: str, images: int = 4, size: int = 64, categories: tuple[str, ...] = ("person", "car"),
+                splits: tuple[str, ...] = ("train2017", "val2017")) -> None:
+    """COCO instance layout: ``root/<split>/<n>.jpg`` (PNG bytes) and
+    ``root/annotations/instances_<split>.json``. Each image has one filled rectangle per
+    category, in the category's colour, on a grey background; its box, polygon and area
+    are the annotation. Category ids are COCO's own (person 1, car 3, ...), names as in COCO.
+    """
+    import json
+
+    coco_ids = {"person": 1, "bicycle": 2, "car": 3, "motorcycle": 4, "airplane": 5, "bus": 6}
+    rng = random.Random(2)
+    colours = [tuple(rng.randint(0, 255) for _ in range(3)) for _ in categories]
+    os.makedirs(os.path.join(root, "annotations"), exist_ok=True)
+    for split in splits:
+        listing: dict[str, list] = {"images": [], "annotations": [],
+                                    "categories": [{"id": coco_ids[name], "name": name} for name in categories]}
+        for n in range(images):
+            boxes = []
+            for index, name in enumerate(categories):
+                w, h = rng.randint(size // 4, size // 2), rng.randint(size // 4, size // 2)
+                x, y = rng.randint(0, size - w), rng.randint(0, size - h)
+                boxes.append((index, x, y, w, h))
+
+            def pixel(px, py, boxes=boxes):
+                for index, x, y, w, h in reversed(boxes):
+                    if x <= px < x + w and y <= py < y + h:
+                        return colours[index]
+                return (128, 128, 128)
+
+            image_id = len(listing["images"]) + 1
+            _png(os.path.join(root, split, "%d.jpg" % n), size, size, pixel)
+            listing["images"].append({"id": image_id, "file_name": "%d.jpg" % n, "width": size, "height": size})
+            for index, x, y, w, h in boxes:
+                listing["annotations"].append({
+                    "id": len(listing["annotations"]) + 1, "image_id": image_id,
+                    "category_id": coco_ids[categories[index]], "bbox": [x, y, w, h], "area": w * h, "iscrowd": 0,
+                    "segmentation": [[x, y, x + w, y, x + w, y + h, x, y + h]]})
+        with open(os.path.join(root, "annotations", "instances_%s.json" % split), "w") as handle:
+            json.dump(listing, handle)

@@ -56,7 +56,8 @@ import synthetic  # noqa: E402  (acceptance/synthetic.py, next to this file)
 class Step:
     """One README command. ``argv`` starts with ``python``; placeholders: {data} (the
     synthetic data folder), {out} (this run's output folder), {port} (a free port),
-    {checkpoint} (the newest file matching the recipe's CHECKPOINT glob under {out})."""
+    {checkpoint} (the newest file matching the recipe's CHECKPOINT glob under {out}),
+    {repo} (the clone's WORKDIR, for recipes that run from RUN_FROM)."""
 
     name: str
     argv: list[str]
@@ -75,7 +76,13 @@ class Recipe:
     steps: list[Step]
     checkpoint: str | None = None
     workdir: str = "."  # relative to the clone: where the README's commands are run
+    # Where they run instead, for code that writes into the current folder without an
+    # option to move it (``{out}``): the commands then name the scripts as {repo}/script.py.
+    run_from: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    # Per stack, on top of ``env``: an opt-in shim a stack needs (COMPATFIX_ENABLE=...) is
+    # named here, and the table shows it beside the status.
+    stack_env: dict[str, dict[str, str]] = field(default_factory=dict)
     installs: str = ""  # extra pip packages the recipe needed in the stack venv
     notes: str = ""
 
@@ -94,7 +101,9 @@ def load_recipe(name: str) -> Recipe:
         steps=list(module.STEPS),
         checkpoint=getattr(module, "CHECKPOINT", None),
         workdir=getattr(module, "WORKDIR", "."),
+        run_from=getattr(module, "RUN_FROM", None),
         env=dict(getattr(module, "ENV", {})),
+        stack_env={stack: dict(values) for stack, values in getattr(module, "STACK_ENV", {}).items()},
         installs=getattr(module, "INSTALLS", ""),
         notes=getattr(module, "NOTES", ""),
     )
@@ -219,12 +228,18 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
     )
     env["PATH"] = path_python(os.path.join(scratch, "bin"), python, mode, report) + os.pathsep + env.get("PATH", "")
     env.update(recipe.env)
+    env.update(recipe.stack_env.get(stack, {}))
     if mode == "pth":
         env.update(COMPATFIX_DEVICE="cpu", COMPATFIX_REPORT=report)
-    cwd = os.path.join(clone, recipe.workdir)
+    repo = os.path.join(clone, recipe.workdir)
+    cwd = recipe.run_from.format(out=out, data=data) if recipe.run_from else repo
+    os.makedirs(cwd, exist_ok=True)
     result: dict[str, Any] = {"stack": stack, "mode": mode, "steps": [], "status": "pass"}
+    opt_in = {k: v for k, v in {**recipe.env, **recipe.stack_env.get(stack, {})}.items() if k.startswith("COMPATFIX")}
+    if opt_in:
+        result["opt_in"] = " ".join("%s=%s" % item for item in sorted(opt_in.items()))
     for step in recipe.steps:
-        values = {"data": data, "out": out, "port": str(free_port()), "checkpoint": ""}
+        values = {"data": data, "out": out, "port": str(free_port()), "checkpoint": "", "repo": repo}
         if recipe.checkpoint and "{checkpoint}" in " ".join(step.argv):
             found = sorted(glob.glob(os.path.join(out, recipe.checkpoint), recursive=True), key=os.path.getmtime)
             values["checkpoint"] = found[-1] if found else os.path.join(out, "NO-CHECKPOINT")
@@ -326,6 +341,12 @@ def current_names(names: list[str]) -> list[str]:
     return sorted({RENAMED.get(name, name) for name in names})
 
 
+def status_of(run: dict[str, Any]) -> str:
+    """The run's status, naming the opt-in shims it ran with: a pass that needs one is not
+    a pass of compatfix's defaults."""
+    return run["status"] + (" (with `%s`)" % run["opt_in"] if run.get("opt_in") else "")
+
+
 def write_table() -> None:
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
@@ -333,7 +354,8 @@ def write_table() -> None:
             row = json.load(handle)
         name = os.path.splitext(os.path.basename(path))[0]
         if os.path.exists(os.path.join(RECIPES, name + ".py")):
-            row["notes"] = load_recipe(name).notes  # notes may be written after the run
+            recipe = load_recipe(name)  # notes and installs may be written after the run
+            row["notes"], row["installs"] = recipe.notes, recipe.installs
         rows.append(row)
     runs = [run for row in rows for run in row["runs"]]
     passing = sorted({row["repo"] for row in rows if all(r["status"] == "pass" for r in row["runs"])})
@@ -349,8 +371,9 @@ def write_table() -> None:
         "OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x, mmdet 2.x) are in",
         "[openmmlab-matrix.md](openmmlab-matrix.md).",
         "",
-        "Repositories: %d; passing on every stack and mode: %d; runs: %d, passing: %d." % (
-            len(rows), len(passing), len(runs), sum(r["status"] == "pass" for r in runs)),
+        "Repositories: %d; passing on every stack and mode: %d; runs: %d, passing: %d (%d of them with an "
+        "opt-in shim)." % (len(rows), len(passing), len(runs), sum(r["status"] == "pass" for r in runs),
+                           sum(r["status"] == "pass" and bool(r.get("opt_in")) for r in runs)),
         "",
         "| Repository | Commit | Field | Stack | Mode | Status | Shims used | What is left |",
         "|---|---|---|---|---|---|---|---|",
@@ -363,8 +386,8 @@ def write_table() -> None:
                 left = left or "`%s` at %s" % (failed["error"].replace("|", "\\|"), failed.get("where") or "?")
             lines.append("| [%s](https://github.com/%s) | `%s` | %s | %s (%s) | %s | %s | %s | %s |" % (
                 row["repo"], row["repo"], row["commit"][:7] + row["commit"][40:], row["field"],
-                run["stack"], run.get("stack_versions", ""), run["mode"], run["status"],
-                ", ".join("`%s`" % s for s in current_names(run["used"])) or "none", left or "nothing"))
+                run["stack"], run.get("stack_versions", ""), run["mode"],
+                status_of(run), ", ".join("`%s`" % s for s in current_names(run["used"])) or "none", left or "nothing"))
     lines += ["", "## Commands and shims applied, per repository", ""]
     for row in rows:
         lines += ["### %s (%s)" % (row["repo"], row["commit"]), ""]
@@ -372,12 +395,12 @@ def write_table() -> None:
             lines += ["Extra packages installed into the stack venv: %s." % row["installs"], ""]
         if row.get("notes"):
             lines += [row["notes"], ""]
-        lines += ["Run from `%s`:" % row["workdir"], "", "```"]
+        lines += ["Run from `%s`:" % (row.get("run_from") or row["workdir"]), "", "```"]
         lines += [step["command"] for step in row["commands"]]
         lines += ["```", ""]
         for run in row["runs"]:
             lines.append("- %s/%s: %s; applied: %s%s" % (
-                run["stack"], run["mode"], run["status"], ", ".join(current_names(run["applied"])) or "none",
+                run["stack"], run["mode"], status_of(run), ", ".join(current_names(run["applied"])) or "none",
                 ("; FAILED shims: " + "; ".join(run["failed_shims"])) if run["failed_shims"] else ""))
         lines.append("")
     with open(TABLE, "w") as handle:
@@ -425,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     kept = [r for r in stored.get("runs", []) if (r["stack"], r["mode"]) not in {(x["stack"], x["mode"]) for x in runs}]
     row = {
         "repo": recipe.repo, "commit": commit_of(clone), "field": recipe.field, "workdir": recipe.workdir,
+        "run_from": recipe.run_from,
         "installs": recipe.installs, "notes": recipe.notes,
         "commands": [{"step": s.name, "command": " ".join(s.argv)} for s in recipe.steps],
         "runs": sorted(kept + runs, key=lambda r: (r["stack"], r["mode"])),

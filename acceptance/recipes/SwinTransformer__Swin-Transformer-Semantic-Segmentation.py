@@ -15,6 +15,9 @@ FIELD = "semantic segmentation"
 STACKS = ["modern", "paper"]  # paper: mmcv 1.3.0, inside the range its vendored mmseg asserts
 CHECKPOINT = "train/iter_*.pth"
 CONFIG = "configs/swin/upernet_swin_tiny_patch4_window7_512x512_160k_ade20k.py"
+# modern's mmcv 1.7.2 is outside the vendored mmseg 0.11's assert (mmcv <= 1.3.0): the opt-in
+# shim lets the import go on (docs/openmmlab-matrix.md); paper runs with compatfix's defaults.
+STACK_ENV = {"modern": {"COMPATFIX_ENABLE": "mmcv.relaxed_version_assert"}}
 
 
 def make_data(root):
@@ -45,3 +48,11 @@ STEPS = [
                       "--options", "data.test.data_root={data}"] + MODEL,
          expect_log=r"mIoU"),
 ]
+
+NOTES = ("modern runs with the opt-in `mmcv.relaxed_version_assert` (its vendored mmseg 0.11 asserts "
+         "mmcv <= 1.3.0; modern has 1.7.2). Training, checkpointing and evaluation then work (the test "
+         "command, run by hand on the resumed iter_4.pth, prints the mIoU table); the resume step fails its "
+         "check: mmcv 1.7.2's IterBasedRunner writes `meta['iter'] = runner.iter` (0-based) where mmcv 1.3.0 "
+         "wrote `runner.iter + 1`, so resuming iter_2.pth logs 'resumed from epoch: 1, iter 1' and repeats "
+         "one iteration. That is mmcv 1.7.2's own behaviour (stock mmseg 0.30 on it does the same), one of "
+         "the differences inside mmcv 1.x the relaxed assert says it does not cover: not yet a shim.")

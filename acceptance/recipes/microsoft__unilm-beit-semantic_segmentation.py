@@ -17,7 +17,11 @@ WORKDIR = "beit/semantic_segmentation"
 STACKS = ["modern", "paper"]
 CHECKPOINT = "train/iter_*.pth"
 CONFIG = "configs/beit/upernet/upernet_beit_base_12_512_slide_160k_ade20k_pt2ft.py"
-NOTES = "Tested in `beit/semantic_segmentation` of the unilm monorepo (commit of the whole repository)."
+NOTES = ("Tested in `beit/semantic_segmentation` of the unilm monorepo (commit of the whole repository); "
+         "that folder's code is its 2022-04 state (f6e1cc9) but for a 2023 `raise ... from` edit in "
+         "mmcv_custom/checkpoint.py and README links.")
+# mmcv_custom/checkpoint.py imports scipy; the modern stack has it already.
+INSTALLS = "scipy into the paper venv (README: `pip install scipy timm==0.3.2`)"
 
 
 def make_data(root):
@@ -50,5 +54,3 @@ STEPS = [
          + [o for o in options(4)[1:] if o.startswith("model.")],
          expect_log=r"mIoU"),
 ]
-NOTES += (" The paper venv lacks scipy, a README requirement (`pip install scipy timm==0.3.2`) that "
-          "mmcv_custom/checkpoint.py imports; scipy is too heavy to add here, so paper stops at import.")

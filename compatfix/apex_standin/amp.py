@@ -460,10 +460,19 @@ def initialize(models, optimizers=None, enabled: bool = True, opt_level: str = "
                        explicit_cast=cast_model_type is not None)
 
 
+def _is_one_optimizer(value) -> bool:
+    """An optimizer, or apex.parallel's LARC wrapper around one: apex's ``initialize`` and
+    ``scale_loss`` accept both. A LARC instance exists only once its module is imported."""
+    if isinstance(value, torch.optim.Optimizer):
+        return True
+    larc = sys.modules.get("compatfix.apex_standin.parallel.LARC")
+    return larc is not None and isinstance(value, larc.LARC)
+
+
 def _initialize(models, optimizers, properties: Properties, num_losses: int,
                 cast_model_outputs: torch.dtype | None, explicit_cast: bool):
     optimizers_was_list = isinstance(optimizers, list)
-    if isinstance(optimizers, torch.optim.Optimizer):
+    if _is_one_optimizer(optimizers):
         optimizers = [optimizers]
     elif optimizers is None:
         optimizers = []
@@ -534,7 +543,7 @@ class scale_loss:  # noqa: N801 - apex's name; a class: cheaper per step than a 
     def __init__(self, loss, optimizers, loss_id: int = 0, model=None, delay_unscale: bool = False,
                  delay_overflow_check: bool = False) -> None:
         self.loss = loss
-        self.optimizers = [optimizers] if isinstance(optimizers, torch.optim.Optimizer) else optimizers
+        self.optimizers = [optimizers] if _is_one_optimizer(optimizers) else optimizers
         self.loss_id = loss_id
         self.delay_unscale = delay_unscale
         self.delay_overflow_check = delay_overflow_check

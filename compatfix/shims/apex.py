@@ -4,10 +4,11 @@ no usable real apex can be imported.
 - ``apex`` is provided when nothing named apex is installed, and also replaces an
   installed ``apex`` that is not NVIDIA's (PyPI's ``apex`` is a Pyramid web toolkit,
   0.9.x, whose import fails on modern Pyramid and which has no ``amp``).
-- ``apex.amp``, ``apex.parallel``, ``apex.optimizers``, ``apex.normalization`` and
-  ``apex.fp16_utils`` are provided where they cannot be found: under the provided
-  ``apex``, and under a real apex that lacks them (apex master removed ``amp`` and
-  ``parallel`` on 2025-05-08). Whatever a real NVIDIA apex has is left alone.
+- ``apex.amp``, ``apex.parallel`` (a package, with ``apex.parallel.LARC``),
+  ``apex.optimizers``, ``apex.normalization`` and ``apex.fp16_utils`` are provided where
+  they cannot be found: under the provided ``apex``, and under a real apex that lacks
+  them (apex master removed ``amp`` and ``parallel`` on 2025-05-08). Whatever a real
+  NVIDIA apex has is left alone.
 
 Nothing here imports torch: the stand-in modules load when code imports them.
 """
@@ -64,11 +65,13 @@ def provide_apex_package(module) -> None:
 def provide_submodule(module) -> None:
     """Fill ``apex.<name>`` with the public names of ``compatfix.apex_standin.<name>``."""
     standin = importlib.import_module(STANDIN + module.__name__[len("apex"):])
-    parent = sys.modules.get("apex")
+    parent = sys.modules.get(module.__name__.rpartition(".")[0])
     if parent is not None and not hasattr(parent, "__compatfix_provided__"):
         where = list(getattr(parent, "__path__", []))
         say("NVIDIA apex at %s has no %s (apex master removed amp and parallel on 2025-05-08): compatfix's "
             "torch-native stand-in provides it (docs/apex.md)" % (where, module.__name__))
+    if hasattr(standin, "__path__"):
+        module.__path__ = []  # a package (apex.parallel): its submodules come through the finder too
     for name in standin.__all__:
         setattr(module, name, getattr(standin, name))
     module.__all__ = [name for name in standin.__all__ if not name.startswith("_")]
@@ -113,6 +116,19 @@ SHIMS = (
         broke=_NEVER_ON_PYPI + "; " + _REMOVED,
         summary="provide apex.parallel (DistributedDataParallel, SyncBatchNorm, convert_syncbn_model) on "
         "torch's DistributedDataParallel and SyncBatchNorm",
+    ),
+    Shim(
+        "apex.parallel.LARC",
+        targets=["apex.parallel.LARC"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + " (SwAV's `from apex.parallel.LARC import LARC` fails with \"No module named "
+        "'apex'\"); a provided apex.parallel that is not a package fails it with \"'apex.parallel' is not a "
+        "package\"",
+        summary="provide apex.parallel.LARC, apex's layer-wise adaptive rate wrapper around a torch "
+        "optimizer (its gradient rescaling and folded weight decay), which apex.amp accepts as an optimizer",
     ),
     Shim(
         "apex.optimizers",

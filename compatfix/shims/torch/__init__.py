@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Callable
 
-from compatfix.patching import replace_attribute, restore_names, wrap
+from compatfix.patching import record_redirect, replace_attribute, restore_names, wrap
 from compatfix.registry import RISK_BEHAVIOUR, Shim
 
 # torch's own named tuples of these results are gone with the functions.
@@ -239,6 +239,35 @@ def restore_stft_real_view(torch) -> None:
     wrap(torch, "istft", _istft_real_view(torch), "torch.stft_real_view")
 
 
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def _contiguous_result(torch):
+    def make(comparison):
+        def comparison_with_contiguous_result(*args, **kwargs):
+            result = comparison(*args, **kwargs)
+            # torch <= 1.6 allocated a comparison's result contiguous; 1.7+ give it the
+            # input's strides (a transposed input, a transposed result). A contiguous result
+            # is returned as it is; only the others are copied.
+            if isinstance(result, torch.Tensor) and "out" not in kwargs and not result.is_contiguous():
+                record_redirect("torch.comparisons_contiguous", comparison.__name__)
+                return result.contiguous()
+            return result
+
+        return comparison_with_contiguous_result
+
+    return make
+
+
+def contiguous_comparisons(torch) -> str | None:
+    if torch.zeros(2, 3).t().eq(0).is_contiguous():
+        return "this torch's comparison results are contiguous already"
+    for name in _COMPARISONS:
+        wrap(torch.Tensor, name, _contiguous_result(torch), "torch.comparisons_contiguous")
+        wrap(torch, name, _contiguous_result(torch), "torch.comparisons_contiguous")
+    return None
+
+
 _INPLACE = {"add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div",
             "__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div"}
 
@@ -317,6 +346,20 @@ SHIMS = (
         "complex input, where 2020-22 audio code used the real (..., 2) layout (the default before 1.8)",
         summary="stft without return_complex returns the old real view (view_as_real of the complex "
         "result); istft takes that real view again",
+    ),
+    Shim(
+        "torch.comparisons_contiguous",
+        targets=["torch"],
+        requires={"torch": ">=1.7"},
+        apply=contiguous_comparisons,
+        risk=RISK_BEHAVIOUR,
+        broke="torch 1.7 (2020-10) gave the results of eq, ne, lt, le, gt and ge their input's strides, "
+        "where 1.6 made them contiguous: the ImageNet example's top-k accuracy that 2019-22 repositories "
+        "copied, `correct = pred.t().eq(...)` then `correct[:k].view(-1)`, raises 'view size is not "
+        "compatible with input tensor's size and stride' (pytorch/examples#836)",
+        summary="Tensor.eq/ne/lt/le/gt/ge and torch.eq/... return a contiguous result again (a copy only "
+        "where the result is not contiguous; out= calls untouched); the operators ==, <, ... are left "
+        "alone, as wrapping them would slow every comparison in every library",
     ),
     Shim(
         "torch.inplace_int_arithmetic",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import json
+import math
 import os
 import textwrap
 
@@ -203,3 +204,32 @@ def test_2021_script_trains_resumes_and_evaluates(tmp_path):
     assert resumed["loss"] < first["loss"]
     evaluated = result_of(script(tmp_path, "--eval"))
     assert evaluated["loss_scale_at_start"] == 2.0 ** 15 and evaluated["accuracy"] > 0.5
+
+
+def larc_script(tmp_path, *args, **env):
+    return run_python(os.path.join(FIXTURES, "train_larc_2021.py"), "--checkpoint", str(tmp_path / "ck.pth.tar"),
+                      *args, env=clean_env(COMPATFIX_DEVICE="cpu", **env), cwd=str(tmp_path))
+
+
+def larc_update(weight, grad, lr, decay, trust):
+    """One SGD step under apex's LARC without clipping, from the LARC paper's local rate:
+    w - lr * local * (g + decay * w), local = trust * |w| / (|g| + decay * |w|)."""
+    w_norm, g_norm = math.hypot(*weight), math.hypot(*grad)
+    local = trust * w_norm / (g_norm + decay * w_norm)
+    return [w - lr * local * (g + decay * w) for w, g in zip(weight, grad)]
+
+
+def test_swav_style_larc_under_amp_trains_saves_and_resumes(tmp_path):
+    off = run_python(os.path.join(FIXTURES, "train_larc_2021.py"), env=clean_env(False), cwd=str(tmp_path))
+    assert "No module named 'apex'" in off.stderr
+    # Without this shim the provided apex.parallel has no LARC submodule.
+    disabled = larc_script(tmp_path, COMPATFIX_DISABLE="apex.parallel.LARC")
+    assert "No module named 'apex.parallel.LARC'" in disabled.stderr
+    first = result_of(larc_script(tmp_path))
+    once = larc_update([3.0, 4.0], [0.6, 0.8], lr=0.5, decay=0.1, trust=0.02)
+    assert first["weight"] == pytest.approx(once, abs=1e-6)
+    assert first["weight_decay"] == 0.1  # the group's own value is back after the step
+    assert first["optimizer_keys"] == ["param_groups", "state"]  # the wrapped SGD's state dict
+    resumed = result_of(larc_script(tmp_path, "--resume"))
+    twice = larc_update(once, [0.6, 0.8], lr=0.5, decay=0.1, trust=0.02)
+    assert resumed["weight"] == pytest.approx(twice, abs=1e-6)

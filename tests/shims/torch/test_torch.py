@@ -258,3 +258,59 @@ def test_inplace_int_arithmetic_follows_torch_1_4_when_enabled():
         ("sub_(2.7)", [v - int(2.7) for v in values], True),
     ]
     assert ast.literal_eval(result.stdout) == expected, result.stderr
+
+
+# --- torch.comparisons_contiguous: the top-k accuracy helper of 2019-22 training scripts
+# (the ImageNet example's, copied into SwAV, MoCo, and many more), in our own words.
+
+TOPK = """
+import json, torch
+scores = torch.tensor([[0.1, 0.5, 0.2, 0.9, 0.3, 0.0],
+                       [0.8, 0.1, 0.7, 0.2, 0.6, 0.5],
+                       [0.2, 0.3, 0.1, 0.4, 0.0, 0.9]])
+labels = torch.tensor([1, 4, 2])
+
+def topk_hits(output, target, ks):
+    best = max(ks)
+    _, guesses = output.topk(best, 1, True, True)
+    guesses = guesses.t()                                        # (best, batch): transposed
+    hit = guesses.eq(target.view(1, -1).expand_as(guesses))
+    return [hit[:k].view(-1).float().sum(0).item() for k in ks]  # the view that 1.7 broke
+
+results = {}
+for name, compare in (("method", None), ("function", torch.ge)):
+    try:
+        if compare is None:
+            results[name] = topk_hits(scores, labels, (1, 3))
+        else:  # torch.ge(x, x) is all True: the layout question without the helper
+            flat = compare(scores.t(), scores.t())[:2].view(-1)
+            results[name] = [flat.sum().item()]
+    except RuntimeError as error:
+        results[name] = "refused" if "view size is not compatible" in str(error) else str(error)
+print(json.dumps(results))
+"""
+
+
+def _ranked(row):
+    return sorted(range(len(row)), key=lambda i: -row[i])
+
+
+def test_topk_accuracy_view_is_refused_without_the_shim():
+    import json
+
+    from support import clean_env
+
+    for env in (clean_env(False), clean_env(True, COMPATFIX_DISABLE="torch.comparisons_contiguous")):
+        result = run_python(code=TOPK, env=env)
+        assert json.loads(result.stdout) == {"method": "refused", "function": "refused"}, result.stderr
+
+
+def test_topk_accuracy_counts_hits_with_contiguous_comparisons():
+    import json
+
+    result = run_python(code=TOPK)
+    scores = [[0.1, 0.5, 0.2, 0.9, 0.3, 0.0], [0.8, 0.1, 0.7, 0.2, 0.6, 0.5], [0.2, 0.3, 0.1, 0.4, 0.0, 0.9]]
+    labels = [1, 4, 2]
+    hits = [sum(label in _ranked(row)[:k] for row, label in zip(scores, labels)) for k in (1, 3)]
+    assert hits == [0, 2]  # by hand: top-1 misses all three; labels 1 and 4 are in their top 3
+    assert json.loads(result.stdout) == {"method": [float(h) for h in hits], "function": [6.0]}, result.stderr
