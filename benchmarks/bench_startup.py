@@ -44,10 +44,11 @@ How it measures
   write no byte-code under PYTHONDONTWRITEBYTECODE, so the script warns when
   compatfix's start-up modules have none (then every start compiles them).
 * ``--instructions`` also counts the instructions each child executes, under valgrind's
-  callgrind, once per variant and block (PYTHONHASHSEED=0). A count is the same for the
-  same binary, inputs and environment whatever else the machine is doing, so that ratio
-  holds on a loaded machine where the time ratios do not. It is slow (about a minute for
-  ``import numpy``, several for ``import torch``).
+  callgrind, once per variant and block (PYTHONHASHSEED=0, one OpenBLAS/OpenMP thread, after
+  one uncounted run that leaves compatfix's plugin-scan cache as later processes find it).
+  A count is the same for the same binary, inputs and environment whatever else the
+  machine is doing, so that ratio holds on a loaded machine where the time ratios do not.
+  It is slow (about a minute for ``import numpy``, several for ``import torch``).
 * ``-X importtime`` of the measured venv gives compatfix's own share of start-up, and
   ``sys.modules`` after ``-c pass`` shows what start-up imported: none of wrapt,
   importlib.metadata, packaging, numpy, torch may be there.
@@ -163,10 +164,20 @@ def interleaved(variants: dict[str, tuple[str, dict[str, str]]], args: list[str]
     return results
 
 
+# A count is only repeatable with one thread per library: OpenBLAS (numpy, torch) and OpenMP
+# start worker threads at import, whose spin-waits count instructions as they please (two
+# runs of `import numpy` differed by 2M).
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def instructions(python: str, args: list[str], env: dict[str, str]) -> int:
     """Instructions one child executes, counted by valgrind's callgrind."""
+    env = dict(env, PYTHONHASHSEED="0", **SINGLE_THREADED)
+    # One run first, outside valgrind: what compatfix caches (the plugin scan) is then as
+    # any process after the first one finds it.
+    subprocess.run([python, *args], capture_output=True, env=env)
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, *args],
-                         capture_output=True, text=True, env=dict(env, PYTHONHASHSEED="0"))
+                         capture_output=True, text=True, env=env)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode != 0 or found is None:
         raise SystemExit("valgrind %s %s failed:\n%s" % (python, " ".join(args), out.stderr[-2000:]))

@@ -14,7 +14,7 @@ import os
 import sys
 
 # The plugin scan lives in the engine, which runs it when it loads without this module.
-from compatfix._engine import ENTRY_POINT_GROUP, declared_entry_points
+from compatfix._engine import plugin_entry_points
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
@@ -251,16 +251,16 @@ def _load(value: str) -> object:
 
 def plugin_shims(entry_points: Iterable[tuple[str, str]] | None = None) -> tuple[list[Shim], list[str]]:
     """Shims that installed packages declare in the ``compatfix.shims`` entry-point group
-    (``entry_points``: the ``(name, "module:attr")`` pairs already found, by default all
-    of them).
+    (``entry_points``: the ``(name, "module:attr")`` pairs already found; by default the
+    path is scanned).
 
     An entry point names a sequence of ``Shim`` records (or a callable returning one).
     Returns the shims and one problem line per entry point that could not be loaded.
     """
     shims: list[Shim] = []
     problems: list[str] = []
-    if entry_points is None:
-        entry_points = declared_entry_points(ENTRY_POINT_GROUP)
+    if entry_points is None:  # a fresh scan (compatfix list), which refreshes the engine's cache
+        entry_points = plugin_entry_points(use_cache=False)
     for name, value in entry_points:
         try:
             declared: Any = _load(value)

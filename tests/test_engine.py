@@ -256,3 +256,55 @@ def test_threads_using_a_restored_name_at_once_apply_its_shim_once():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "1"]
+
+
+def _plugin_folder(root, *names):
+    """A folder on the path holding one distribution per name, each declaring a
+    compatfix.shims entry point named after it, with its mtime (and theirs) in the past."""
+    import time
+
+    root.mkdir(exist_ok=True)
+    for name in names:
+        info = root / ("%s_plugin-1.0.dist-info" % name)
+        info.mkdir(exist_ok=True)
+        (info / "entry_points.txt").write_text("[compatfix.shims]\n%s = %s_plugin:SHIMS\n" % (name, name))
+        os.utime(info, (time.time() - 100, time.time() - 100))
+    return root
+
+
+def test_the_plugin_scan_is_cached_until_a_folder_on_the_path_changes(tmp_path, monkeypatch):
+    import sys
+    import time
+
+    from compatfix import _engine
+
+    monkeypatch.setattr(_engine, "_entry_point_cache", lambda: str(tmp_path / "cache.txt"))
+    folder = _plugin_folder(tmp_path / "site", "first")
+    os.utime(folder, (time.time() - 100, time.time() - 100))
+    monkeypatch.setattr(sys, "path", [str(folder)])
+    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    assert (tmp_path / "cache.txt").exists()
+    # Edited in place (the folder on the path does not change): the cached scan is used.
+    (folder / "first_plugin-1.0.dist-info" / "entry_points.txt").write_text("[compatfix.shims]\nedited = x:Y\n")
+    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    # compatfix list scans without the cache, and refreshes it.
+    assert _engine.plugin_entry_points(use_cache=False) == [("edited", "x:Y")]
+    assert _engine.plugin_entry_points() == [("edited", "x:Y")]
+    # A distribution installed: its folder changes, the path is scanned again.
+    _plugin_folder(folder, "second")
+    os.utime(folder, (time.time() - 50, time.time() - 50))
+    assert _engine.plugin_entry_points() == [("edited", "x:Y"), ("second", "second_plugin:SHIMS")]
+
+
+def test_a_folder_changed_just_now_or_an_unwritable_cache_means_a_scan_each_time(tmp_path, monkeypatch):
+    import sys
+
+    from compatfix import _engine
+
+    folder = _plugin_folder(tmp_path / "site", "first")  # the folder itself changed just now
+    monkeypatch.setattr(sys, "path", [str(folder)])
+    monkeypatch.setattr(_engine, "_entry_point_cache", lambda: str(tmp_path / "cache.txt"))
+    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    assert not (tmp_path / "cache.txt").exists()  # a coarse clock could hide the next change
+    monkeypatch.setattr(_engine, "_entry_point_cache", lambda: str(tmp_path / "no-such-folder" / "cache.txt"))
+    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
