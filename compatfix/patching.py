@@ -320,9 +320,21 @@ def record_redirect(shim: str, what: str) -> None:
         engine.recorder.record_redirect(shim, what)
 
 
+def _first_use_hook(owner: Any, name: str) -> Any:
+    """The engine's first-use ``__getattr__`` on a target module, if ``owner.name`` is it.
+    The engine puts it there without this module (a target's import must not load it),
+    so it has no saved original: the module's own ``__getattr__`` is behind it."""
+    if name != "__getattr__" or not isinstance(owner, ModuleType):
+        return None
+    from compatfix import _engine
+
+    current = vars(owner).get("__getattr__")
+    return current if current is not None and _engine.own_getattr(owner) is not current else None
+
+
 def is_patched(owner: Any, name: str) -> bool:
     """Whether compatfix changed or added ``owner.name``."""
-    return (_owner_name(owner), name) in _saved
+    return (_owner_name(owner), name) in _saved or _first_use_hook(owner, name) is not None
 
 
 def get_original(owner: Any, name: str) -> Any:
@@ -330,6 +342,11 @@ def get_original(owner: Any, name: str) -> Any:
     key = (_owner_name(owner), name)
     original = _saved.get(key, _MISSING)
     if key not in _saved:
+        hook = _first_use_hook(owner, name)
+        if hook is not None:
+            if hook.previous is None:
+                raise AttributeError("%s.%s did not exist before compatfix" % key)
+            return hook.previous
         return getattr(owner, name)
     if original is _MISSING:
         raise AttributeError("%s.%s did not exist before compatfix restored it" % key)

@@ -99,3 +99,20 @@ def test_a_lazy_restored_value_is_made_at_its_first_use_then_is_a_plain_attribut
         "[]",
         "AttributeError module 'demo_target' has no attribute 'other'",
     ], result.stderr
+
+
+def test_get_original_sees_behind_the_engine_s_first_use_getattr():
+    # Before a restored name is used, the engine's first-use __getattr__ stands in front of
+    # numpy's own: that one is the original, and the module counts as changed.
+    result = run_python(
+        code="""
+        import numpy as np, compatfix, fractions
+        original = compatfix.get_original(np, "__getattr__")
+        print(compatfix.is_patched(np, "__getattr__"), original.__module__, original is not np.__getattr__)
+        try:
+            compatfix.get_original(fractions, "__getattr__")   # fractions has none of its own
+        except AttributeError:
+            print("none-before")
+        """
+    )
+    assert result.stdout.split() == ["True", "numpy", "True", "none-before"], result.stderr
