@@ -81,18 +81,21 @@ class CompatfixFinder:
         self.handler = None  # the engine's ImportHandler, once a target import loaded it
 
     def find_spec(self, fullname, path=None, target=None):
+        handler = self.handler
+        if handler is not None:  # the engine has loaded: it knows each name it watches
+            if fullname in handler.watched:
+                return handler.find_spec(fullname, path, target)
+            return None
         if fullname.partition(".")[0] not in self.packages:
             return None
-        handler = self.handler
+        was_imported = fullname in sys.modules
+        handler = self.load_handler()
         if handler is None:
-            was_imported = fullname in sys.modules
-            handler = self.load_handler()
-            if handler is None:
-                return None
-            if not was_imported and fullname in sys.modules:
-                # Loading the engine imported this very module (a plugin's top-level
-                # import): the import system gets that module, not a second copy.
-                return handler.spec_of_existing(fullname)
+            return None
+        if not was_imported and fullname in sys.modules:
+            # Loading the engine imported this very module (a plugin's top-level import):
+            # the import system gets that module, not a second copy.
+            return handler.spec_of_existing(fullname)
         return handler.find_spec(fullname, path, target)
 
     def load_handler(self):

@@ -12,23 +12,22 @@ import os
 import sys
 import weakref
 
-from compatfix._config import Settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Iterator, Mapping
+    from typing import Iterable, Mapping
 
     FirstUse = Mapping[str, tuple[tuple[str, ...], frozenset[str]]]
 
     from compatfix._report import Recorder
     from compatfix.registry import Shim
 
-# What a target's first import loads of compatfix is this module, the settings and the
-# index. The registry, patching, the decision, messages and the recorder are imported
+# What a target's first import loads of compatfix is this module (with the settings) and
+# the index. The registry, patching, the decision, messages and the recorder are imported
 # where they are first needed: an import whose shims all wait for a first use (numpy's
-# restored aliases) needs none of them. For the same reason this module and _config quote
-# their annotations instead of `from __future__ import annotations`, whose module numpy
-# itself never loads.
+# restored aliases) needs none of them. For the same reason this module quotes its
+# annotations instead of `from __future__ import annotations`, whose module numpy itself
+# never loads.
 
 ENTRY_POINT_GROUP = "compatfix.shims"  # where installed packages declare plugin shims
 
@@ -37,6 +36,104 @@ def _say(text: str) -> None:
     from compatfix import _messages
 
     _messages.say(text)
+
+
+# --- settings ----------------------------------------------------------------------------
+# Read from the environment, so that every process of a run (launcher workers, spawn
+# children) sees the options given to ``python -m compatfix``. Bad values never crash the
+# program: each yields one problem line and is ignored. (They live here, not in a module
+# of their own, because every target's first import needs them: a module costs that
+# import about 0.35M instructions before its first line runs.)
+
+ENV_DISABLE = "COMPATFIX_DISABLE"
+ENV_ENABLE = "COMPATFIX_ENABLE"
+ENV_STRICT = "COMPATFIX_STRICT"
+ENV_REPORT = "COMPATFIX_REPORT"
+ENV_DEVICE = "COMPATFIX_DEVICE"
+
+DEVICES = ("cpu",)
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def split_names(value: str) -> "tuple[str, ...]":
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """fnmatch's case-sensitive match, imported only for a pattern that needs it (the
+    engine loads with the first target import, and most runs name no pattern at all)."""
+    if not any(c in pattern for c in "*?["):
+        return name == pattern
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+class Settings:
+    """Parsed options. ``problems`` lists what was wrong with the raw values."""
+
+    def __init__(
+        self,
+        disable: "Iterable[str]" = (),
+        enable: "Iterable[str]" = (),
+        strict: bool = False,
+        report_path: "str | None" = None,
+        device: "str | None" = None,
+        problems: "Iterable[str]" = (),
+    ) -> None:
+        self.disable = tuple(disable)
+        self.enable = tuple(enable)
+        self.strict = strict
+        self.report_path = report_path
+        self.device = device
+        self.problems = list(problems)
+
+    @classmethod
+    def from_environ(cls, environ: "Mapping[str, str] | None" = None) -> "Settings":
+        env = os.environ if environ is None else environ
+        problems = []
+        strict_raw = env.get(ENV_STRICT, "").strip().lower()
+        if strict_raw not in _TRUE + _FALSE:
+            problems.append("%s=%r is not a yes/no value; strict mode stays off" % (ENV_STRICT, strict_raw))
+        device = env.get(ENV_DEVICE, "").strip().lower() or None
+        if device is not None and device not in DEVICES:
+            problems.append(
+                "%s=%r is not a known device (known: %s); ignoring it" % (ENV_DEVICE, device, ", ".join(DEVICES))
+            )
+            device = None
+        return cls(
+            disable=split_names(env.get(ENV_DISABLE, "")),
+            enable=split_names(env.get(ENV_ENABLE, "")),
+            strict=strict_raw in _TRUE,
+            report_path=env.get(ENV_REPORT, "").strip() or None,
+            device=device,
+            problems=problems,
+        )
+
+    def unknown_names(self, known: "Iterable[str]") -> "list[str]":
+        """Problem lines for disable/enable patterns that match no known shim."""
+        known = list(known)
+        problems = []
+        for variable, patterns in ((ENV_DISABLE, self.disable), (ENV_ENABLE, self.enable)):
+            for pattern in patterns:
+                if not any(_matches(name, pattern) for name in known):
+                    problems.append(
+                        "%s names %r, which matches no shim (see `compatfix list`); ignoring it" % (variable, pattern)
+                    )
+        return problems
+
+    def is_enabled(self, name: str, default: bool) -> "tuple[bool, str]":
+        """Whether a shim is on, and why (for reports). Disabling wins over enabling."""
+        for pattern in self.disable:
+            if _matches(name, pattern):
+                return False, "disabled by %s=%s" % (ENV_DISABLE, pattern)
+        for pattern in self.enable:
+            if _matches(name, pattern):
+                return True, "enabled by %s=%s" % (ENV_ENABLE, pattern)
+        if default:
+            return True, "on by default"
+        return False, "off by default (enable with %s=%s)" % (ENV_ENABLE, name)
 
 
 class CompatfixError(RuntimeError):
@@ -119,7 +216,7 @@ class Engine:
         return recorder
 
     @classmethod
-    def from_environment(cls, finder=None) -> "Engine":
+    def from_environment(cls) -> "Engine":
         global _active
         from compatfix import _shim_index
 
@@ -149,11 +246,6 @@ class Engine:
         engine = cls([shim for shim in plugins if shim not in taken], settings, problems,
                      index=index, known_names=_shim_index.NAMES, first_use=first_use)
         _active = engine
-        if finder is not None:
-            finder.packages.update(_shim_index.PACKAGES)
-            finder.packages.update(name.partition(".")[0] for shim in plugins for name in shim.watched_modules())
-            if settings.device:
-                finder.packages.update(name.partition(".")[0] for name in list(index) + list(first_use))
         engine._register_report()
         return engine
 
@@ -559,11 +651,12 @@ class ImportHandler:
 
     def __init__(self, engine: "Engine") -> None:
         self.engine = engine
-        self._watched = engine.watched_names  # the same set: plugins registered later show
+        # The same set as the engine's, which the finder asks before calling find_spec.
+        self.watched = engine.watched_names
         self._local = _thread._local()
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname not in self._watched:
+        if fullname not in self.watched:
             return None
         busy = self._local.__dict__.setdefault("busy", set())
         if fullname in busy:  # another finder asked importlib again: step aside
@@ -580,7 +673,7 @@ class ImportHandler:
     def spec_of_existing(self, fullname):
         """For an import that loading the engine completed (a plugin's top-level import
         of it): the module already in ``sys.modules``, not a second copy of it."""
-        if fullname not in self._watched:
+        if fullname not in self.watched:
             return None
         return _spec_of_existing(fullname, sys.modules[fullname])
 
@@ -616,7 +709,7 @@ def handler_for(finder) -> "ImportHandler | None":
             return None
         _loading_thread = _thread.get_ident()
         try:
-            engine = Engine.from_environment(finder)
+            engine = Engine.from_environment()
         finally:
             _loading_thread = None
         finder.handler = ImportHandler(engine)
@@ -686,6 +779,8 @@ def plugin_entry_points(use_cache: bool = True) -> "list[tuple[str, str]]":
     cached_key, separator, body = text.partition("\n\n")
     if separator and cached_key == key:
         return [(name, value) for name, _, value in (line.partition("\t") for line in body.splitlines())]
+    from compatfix.registry import declared_entry_points  # a miss: the scan itself is there
+
     found = list(declared_entry_points(ENTRY_POINT_GROUP))
     if settled:
         _write_entry_point_cache(cache, key, found)
@@ -733,53 +828,6 @@ def _write_entry_point_cache(cache: str, key: str, found: "list[tuple[str, str]]
             pass
 
 
-def declared_entry_points(group: str, path: "Iterable[str] | None" = None) -> "Iterator[tuple[str, str]]":
-    """``(name, "module:attr")`` for each entry point of ``group`` declared by the
-    distributions on ``path`` (default ``sys.path``), the first of each name winning, as
-    with ``importlib.metadata``.
-
-    The ``entry_points.txt`` files are read directly: ``importlib.metadata`` would add
-    ~40 ms and ~80 modules to the first import of numpy, where this engine loads. This
-    runs in every process that imports a target, so it does as little as it can: a folder
-    without distributions (the standard library's) is passed over after one search of its
-    listing, and a file is decoded only when it names the group.
-    """
-    seen: set[str] = set()
-    header = ("[%s]" % group).encode()
-    for entry in sys.path if path is None else path:
-        folder = entry or os.curdir
-        try:
-            names = os.listdir(folder)
-        except OSError:  # not a folder (a zip, a missing entry)
-            continue
-        listing = "/".join(names)
-        if ".dist-info" not in listing and ".egg-info" not in listing:
-            continue
-        names.sort()
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            # the normalised project name (PEP 503), without a regular expression: this
-            # runs on the first target import, before anything has compiled one
-            distribution = name.rpartition(".")[0].partition("-")[0].lower().replace("_", "-").replace(".", "-")
-            while "--" in distribution:
-                distribution = distribution.replace("--", "-")
-            if distribution in seen:
-                continue
-            seen.add(distribution)
-            # Most distributions declare no entry points: os.access answers without the
-            # OSError a failed open would raise, once per distribution on the path.
-            file = folder + os.sep + name + os.sep + "entry_points.txt"
-            if not os.access(file, os.R_OK):
-                continue
-            try:
-                data = _read_bytes(file)
-            except OSError:
-                continue
-            if header in data:
-                yield from _section_items(data.decode("utf-8", "replace"), group)
-
-
 def _read_bytes(file: str) -> bytes:
     """The file's bytes, without the text and buffer layers of ``open``."""
     descriptor = os.open(file, os.O_RDONLY)
@@ -792,17 +840,3 @@ def _read_bytes(file: str) -> bytes:
             chunks.append(chunk)
     finally:
         os.close(descriptor)
-
-
-def _section_items(text: str, section: str) -> "Iterator[tuple[str, str]]":
-    inside = False
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            inside = line == "[%s]" % section
-            continue
-        if inside and "=" in line:
-            name, _, value = line.partition("=")
-            yield name.strip(), value.split("[")[0].strip()  # drop any [extras]

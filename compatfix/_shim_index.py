@@ -135,10 +135,6 @@ DEVICES_ON_FIRST_USE = {
     },
 }
 
-# The top-level packages of the modules above: the finder watches them once the
-# engine has loaded.
-PACKAGES = frozenset(['PIL', 'apex', 'argparse', 'collections', 'fractions', 'inspect', 'mmcv', 'mmdet', 'mmseg', 'numpy', 'pkg_resources', 'scipy', 'skimage', 'sklearn', 'timm', 'torch', 'torchvision', 'yaml'])
-
 NAMES = frozenset({
     'PIL.Image.resampling_constants',
     'PIL.ImageDraw.textsize',

@@ -13,7 +13,7 @@ import sys
 from typing import Iterable
 
 from compatfix import _decision
-from compatfix._config import DEVICES, Settings
+from compatfix._engine import DEVICES, Settings
 from compatfix.registry import BEFORE_CONSUMER, Shim, all_shims
 
 

@@ -40,7 +40,7 @@ def test_isolated_mode_and_no_site_mean_no_activation():
 
 def test_trigger_packages_match_the_registry():
     from _compatfix_bootstrap import TRIGGER_PACKAGES
-    from compatfix._config import DEVICES
+    from compatfix._engine import DEVICES
     from compatfix.registry import builtin_shims
 
     declared = {name.partition(".")[0] for shim in builtin_shims(DEVICES) for name in shim.watched_modules()}

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from support import FIXTURES, clean_env, free_port, has_cuda_gpu, run_python
+from support import FIXTURES, clean_env, finished_but_aborted_at_teardown, free_port, has_cuda_gpu, run_python
 
 FIXTURES = os.path.join(FIXTURES, "cpu_distributed")
 TIMEOUT = 150
@@ -208,19 +208,10 @@ def torchrun(how, script, out_dir, cwd, report=None):
     )
 
 
-# What libstdc++ prints when a process ends with a joinable std::thread: seen once in CI
-# (2026-12-02) on rank 0 of the SyncBN fixture under a loaded machine, never reproduced
-# in 20 loaded runs. torch's gloo threads can outlive the interpreter's finalisation
-# (pytorch/pytorch#179291 describes the SIGABRT); the fixture has written its results by then.
-TEARDOWN_ABORT = "terminate called without an active exception"
-
-
 def rank_results(completed, out_dir):
     paths = [os.path.join(out_dir, "rank%d.json" % rank) for rank in range(2)]
-    died_after_writing = TEARDOWN_ABORT in completed.stderr and all(os.path.exists(p) for p in paths)
-    if completed.returncode != 0 and died_after_writing:
-        print("both ranks wrote their results; a rank then aborted at teardown:\n" + completed.stderr[-2000:])
-    else:
+    written = all(os.path.exists(p) for p in paths)
+    if not finished_but_aborted_at_teardown(completed.returncode, completed.stderr, written):
         assert completed.returncode == 0, completed.stdout + completed.stderr
     results = {}
     for rank in range(2):

@@ -144,7 +144,7 @@ def test_replaces_found_is_only_for_provide_shims():
 
 
 def test_engine_replaces_only_what_the_predicate_rejects_and_survives_a_broken_one():
-    from compatfix._config import Settings
+    from compatfix._engine import Settings
     from compatfix._engine import Engine, _ProvidingLoader
     from compatfix.registry import PROVIDE, Shim
 
