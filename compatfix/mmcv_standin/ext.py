@@ -83,6 +83,7 @@ from compatfix.mmcv_standin.ops import (
     carafe, cc_attention, deform_roi_pool, masked_conv, ms_deform_attn, psamask,
 )
 from compatfix.mmcv_standin.ops import nms as nms_variants  # this module's nms() is plain NMS
+from compatfix.mmcv_standin.ops.bilinear import bilinear_corners
 
 # mmcv's C++ ``FLT_MIN``: the clamp inside the focal loss logs.
 _FLT_MIN = 1.1754943508222875e-38
@@ -333,25 +334,12 @@ def _scatter_bilinear(grad_input, batch_index, values, y, x):
     import torch
 
     _, channels, height, width = grad_input.shape
-    valid = (y != -1.0) & (y >= -1.0) & (y <= height) & (x >= -1.0) & (x <= width)
-    y = y.clamp(min=0.0)
-    x = x.clamp(min=0.0)
-    y_low = y.floor().to(torch.int64)
-    x_low = x.floor().to(torch.int64)
-    y_edge = y_low >= height - 1
-    x_edge = x_low >= width - 1
-    y_low = torch.where(y_edge, torch.full_like(y_low, height - 1), y_low)
-    x_low = torch.where(x_edge, torch.full_like(x_low, width - 1), x_low)
-    y_high = torch.where(y_edge, y_low, y_low + 1)
-    x_high = torch.where(x_edge, x_low, x_low + 1)
-    ly = torch.where(y_edge, torch.zeros_like(y), y - y_low.to(y.dtype))
-    lx = torch.where(x_edge, torch.zeros_like(x), x - x_low.to(x.dtype))
-    hy, hx = 1.0 - ly, 1.0 - lx
+    valid, (y_low, y_high, x_low, x_high), weights = bilinear_corners(y, x, height, width)
+    valid = valid & (y != -1.0)
     channel = torch.arange(channels, device=y.device).view(1, -1, *([1] * (y.dim() - 2)))
     plane = (batch_index.view(-1, *([1] * (y.dim() - 1))) * channels + channel) * (height * width)
     flat = grad_input.view(-1)
-    for yy, xx, w in ((y_low, x_low, hy * hx), (y_low, x_high, hy * lx),
-                      (y_high, x_low, ly * hx), (y_high, x_high, ly * lx)):
+    for yy, xx, w in zip((y_low, y_low, y_high, y_high), (x_low, x_high, x_low, x_high), weights):
         index = (plane + yy * width + xx)[valid]
         flat.index_add_(0, index, (values * w)[valid].to(flat.dtype))
 

@@ -21,6 +21,8 @@ its RoIs, bins, samples and channels.
 
 from __future__ import annotations
 
+from compatfix.mmcv_standin.ops.bilinear import bilinear_corners
+
 
 def _geometry(rois, offset, pooled_height, pooled_width, spatial_scale, sampling_ratio, gamma, dtype):
     """Per RoI (in the input's dtype, as the kernel computes): the start of every bin
@@ -70,25 +72,6 @@ def _samples(index, bin_start, bin_size, grid, axis):
     return bin_start[index][..., None] + step[..., None] + place
 
 
-def _corners(y, x, height, width):
-    """mmcv's bilinear_interpolate(_gradient) rules at (y, x): valid, the clamped corner
-    rows and columns, and the four weights."""
-    import torch
-
-    valid = (y >= -1.0) & (y <= height) & (x >= -1.0) & (x <= width)
-    yc, xc = y.clamp(min=0.0), x.clamp(min=0.0)
-    y_low, x_low = yc.to(torch.int64), xc.to(torch.int64)
-    y_edge, x_edge = y_low >= height - 1, x_low >= width - 1
-    y_low = torch.where(y_edge, torch.full_like(y_low, height - 1), y_low)
-    x_low = torch.where(x_edge, torch.full_like(x_low, width - 1), x_low)
-    y_high = torch.where(y_edge, y_low, y_low + 1)
-    x_high = torch.where(x_edge, x_low, x_low + 1)
-    ly = torch.where(y_edge, torch.zeros_like(yc), yc - y_low.to(yc.dtype))
-    lx = torch.where(x_edge, torch.zeros_like(xc), xc - x_low.to(xc.dtype))
-    hy, hx = 1.0 - ly, 1.0 - lx
-    return valid, (y_low, y_high, x_low, x_high), (hy * hx, hy * lx, ly * hx, ly * lx)
-
-
 def _grid(rois, index, starts, sizes, grids):
     """Batch index and (y, x) sample grids (R, PH, PW, gh, gw) of one group."""
     bin_start_h, bin_start_w = starts
@@ -112,7 +95,7 @@ def deform_roi_pool_forward(input, rois, offset, output, pooled_height, pooled_w
     for (gh, gw), members in _groups(grid_h, grid_w).items():
         index = torch.tensor(members, device=rois.device)
         batch_index, ys, xs = _grid(rois, index, (start_h, start_w), (bin_h, bin_w), (gh, gw))
-        valid, (y_low, y_high, x_low, x_high), weights = _corners(ys, xs, height, width)
+        valid, (y_low, y_high, x_low, x_high), weights = bilinear_corners(ys, xs, height, width)
         base = batch_index.view(-1, 1, 1, 1, 1) * (height * width)
         total = 0
         for yy, xx, weight in ((y_low, x_low, weights[0]), (y_low, x_high, weights[1]),
@@ -136,7 +119,7 @@ def deform_roi_pool_backward(grad_output, input, rois, offset, grad_input, grad_
     for (gh, gw), members in _groups(grid_h, grid_w).items():
         index = torch.tensor(members, device=rois.device)
         batch_index, ys, xs = _grid(rois, index, (start_h, start_w), (bin_h, bin_w), (gh, gw))
-        valid, (y_low, y_high, x_low, x_high), weights = _corners(ys, xs, height, width)
+        valid, (y_low, y_high, x_low, x_high), weights = bilinear_corners(ys, xs, height, width)
         # grad_output / count for each sample: (R, PH, PW, 1, 1, C)
         share = (grad_output[index].permute(0, 2, 3, 1) / (gh * gw))[:, :, :, None, None, :].to(pixels.dtype)
         base = batch_index.view(-1, 1, 1, 1, 1) * (height * width)
