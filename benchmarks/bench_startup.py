@@ -360,6 +360,10 @@ def main() -> int:
         summary["heavy_at_startup"] = sorted(m for m in sets["real venv"] if m.split(".")[0] in HEAVY)
         loaded_counts = {}
         for target in ("numpy", "torch") if not args.skip_torch else ("numpy",):
+            # Twice, counting the second: the real venv and mirror+ share compatfix's folder,
+            # so a run of the other one leaves the plugin scan's cache for another path,
+            # and the first run here would count the registry that a cache miss imports.
+            module_sets(two, "import " + target)
             after = module_sets(two, "import " + target)
             ours = sorted(m for m in after[W] if m.startswith(("compatfix", "_compatfix")))
             loaded_counts[target] = len(ours)
