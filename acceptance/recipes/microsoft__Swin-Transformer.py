@@ -14,6 +14,7 @@ from zoo import Step
 REPO = "microsoft/Swin-Transformer"
 FIELD = "classification"
 STACKS = ["modern"]
+INSTALLS = "termcolor (get_started.md: `pip install opencv-python==4.4.0.46 termcolor==1.1.0 yacs==0.1.8`)"
 CHECKPOINT = "train/**/ckpt_epoch_*.pth"
 
 
