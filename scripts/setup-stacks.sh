@@ -9,6 +9,11 @@
 # (mmcv's setup.py imports pkg_resources and torch, hence setuptools<70 and torch
 # installed first).
 #
+# Disk: the stacks pin one torch, a CUDA build of about 5.5 GB with its nvidia libraries.
+# Before pip runs, scripts/share-torch.py hard-links it (and its dependencies) from a sibling
+# venv that has it, so the seven stacks take about 11 GB instead of 30 (the nvidia libraries
+# are shared with py312 too; torch itself is built per Python version).
+#
 # Idempotent: .venvs/<stack>/.compatfix-stamp holds a hash of the stack's
 # requirement files + this script + the interpreter version; when it matches,
 # the dependency install is skipped. The project itself is ALWAYS re-installed
@@ -126,7 +131,13 @@ PY
 }
 
 install_deps() {
-    local stack=$1
+    local stack=$1 files=("$REQ/$stack.txt")
+    [[ -f "$REQ/$stack-mmcv.txt" ]] && files+=("$REQ/$stack-mmcv.txt")
+    [[ -f "$REQ/$stack-nodeps.txt" ]] && files+=("$REQ/$stack-nodeps.txt")
+    # The stacks pin one torch (a CUDA build, ~5.5 GB with its nvidia libraries): a venv
+    # made after the first hard-links it from a sibling instead of a copy per stack.
+    "$VPY" "$ROOT/scripts/share-torch.py" "$VENVS" "${files[@]}" \
+        || log "$stack: sharing torch from a sibling venv failed; pip installs it"
     pip_q install -r "$REQ/$stack.txt"
     if [[ -f "$REQ/$stack-mmcv.txt" ]]; then
         # Second pass, together with the base file so its pins (numpy 2, torch)
