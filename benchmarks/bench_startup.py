@@ -49,6 +49,9 @@ How it measures
   A count is the same for the same binary, inputs and environment whatever else the
   machine is doing, so that ratio holds on a loaded machine where the time ratios do not.
   It is slow (about a minute for ``import numpy``, several for ``import torch``).
+* Children run in an empty temporary folder, so the ``''`` that ``python -c`` puts on
+  ``sys.path`` is not the repository's root, whose source ``compatfix/`` would shadow the
+  installed package, and no write (the ``--report`` file) changes the plugin-scan cache's key.
 * ``-X importtime`` of the measured venv gives compatfix's own share of start-up, and
   ``sys.modules`` after ``-c pass`` shows what start-up imported: none of wrapt,
   importlib.metadata, packaging, numpy, torch may be there.
@@ -287,6 +290,14 @@ def main() -> int:
     try:
         with_py = make_mirror(python, real_site, os.path.join(tmp, "with"), True)
         without_py = make_mirror(python, real_site, os.path.join(tmp, "without"), False)
+        # Children start in an empty folder: `python -c` puts the working folder first on
+        # sys.path, and from the repository's root that imports the source tree's
+        # compatfix/ instead of the installed one (no byte-code there under
+        # PYTHONDONTWRITEBYTECODE, so no plugin-scan cache either: a scan per child).
+        # Nothing is written into it, which keeps the cache's key (the path's folders and
+        # their modification times) the same from child to child.
+        os.mkdir(os.path.join(tmp, "cwd"))
+        os.chdir(os.path.join(tmp, "cwd"))
         env = clean_env()
         variants = {
             "mirror+ (with compatfix)": (with_py, env),
