@@ -82,8 +82,9 @@ def free_port() -> int:
 # destroy_process_group (pytorch/pytorch#179291: the SIGABRT; its atexit fix was withdrawn,
 # as destroying a group at exit can wait on peers). Seen in CI on a loaded machine: on rank 0
 # of the SyncBN fixture (2026-12-01), on rank 1 of the mmseg e2e test step (2026-12-02) and
-# on rank 0 of the classification e2e test's eval step on py312 (2026-12-02), each after the
-# process had written everything it was run for; never reproduced on demand.
+# on rank 0 of the classification e2e test's eval step on py312 and in a world of one (the
+# SyncBN single-process case, 2026-12-02), each after the process had written everything it
+# was run for; never reproduced on demand.
 GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
 
 
