@@ -11,7 +11,7 @@
 #
 # Disk: the stacks pin one torch, a CUDA build of about 5.5 GB with its nvidia libraries.
 # Before pip runs, scripts/share-torch.py hard-links it (and its dependencies) from a sibling
-# venv that has it, so the seven stacks take about 11 GB instead of 30 (the nvidia libraries
+# venv that has it, so the seven stacks take about 9.5 GB instead of 30 (the nvidia libraries
 # are shared with py312 too; torch itself is built per Python version).
 #
 # Idempotent: .venvs/<stack>/.compatfix-stamp holds a hash of the stack's

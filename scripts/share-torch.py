@@ -53,20 +53,15 @@ def pinned_versions(requirement_files: list[str]) -> tuple[dict[str, str], set[s
     return pins, named
 
 
+def metadata(info: Path):
+    """The headers of a .dist-info folder's METADATA (Name, Version, Requires-Dist, ...)."""
+    return HeaderParser().parsestr((info / "METADATA").read_text(errors="replace"), headersonly=True)
+
+
 def installed(site: Path) -> dict[str, Path]:
     """Canonical distribution name -> its .dist-info folder in `site`."""
-    found = {}
-    for info in site.glob("*.dist-info"):
-        meta = info / "METADATA"
-        if meta.is_file():
-            headers = HeaderParser().parsestr(meta.read_text(errors="replace"), headersonly=True)
-            found[canonicalize_name(headers["Name"])] = info
-    return found
-
-
-def version_of(info: Path) -> str:
-    headers = HeaderParser().parsestr((info / "METADATA").read_text(errors="replace"), headersonly=True)
-    return headers["Version"]
+    return {canonicalize_name(metadata(info)["Name"]): info
+            for info in site.glob("*.dist-info") if (info / "METADATA").is_file()}
 
 
 def closure(donor: dict[str, Path], roots: list[str]) -> list[str]:
@@ -82,8 +77,7 @@ def closure(donor: dict[str, Path], roots: list[str]) -> list[str]:
         info = donor.get(name)
         if info is None:
             continue
-        headers = HeaderParser().parsestr((info / "METADATA").read_text(errors="replace"), headersonly=True)
-        for spec in headers.get_all("Requires-Dist") or []:
+        for spec in metadata(info).get_all("Requires-Dist") or []:
             req = Requirement(spec)
             envs = [{"extra": e} for e in sorted(wanted[name])] or [{"extra": ""}]
             if req.marker is None or any(req.marker.evaluate(env) for env in envs):
@@ -147,7 +141,7 @@ def main(venvs_dir: str, requirement_files: list[str]) -> int:
             continue
         for donor_site in sorted(donor_venv.glob("lib/python3.*/site-packages")):
             donor = installed(donor_site)
-            if any(name not in donor or version_of(donor[name]) != version for name, version in pins.items()):
+            if any(name not in donor or metadata(donor[name])["Version"] != version for name, version in pins.items()):
                 continue
             same_python = donor_site.parent.name == py_tag
             shared = [name for name in closure(donor, sorted(pins))
@@ -156,6 +150,7 @@ def main(venvs_dir: str, requirement_files: list[str]) -> int:
             if not shared:
                 return 0
             probe = site / ".share-torch-probe"
+            probe.unlink(missing_ok=True)  # left by a run that was killed here
             try:  # another file system, or no hard links: pip installs them instead
                 os.link(donor[shared[0]] / "METADATA", probe)
             except OSError as exc:
