@@ -4,17 +4,19 @@ closure from a sibling venv, and nothing else.
 The donor is a folder laid out like a venv with small fake distributions (METADATA, WHEEL,
 RECORD, one module file each); the receiver is a real venv made without pip, so the script
 runs under the receiver's interpreter as setup-stacks.sh runs it. pip's vendored packaging,
-which the script imports, comes from this interpreter's pip."""
+which the script imports, comes from this venv's pip, found by path: importing pip here would
+make setuptools' distutils hack hand the stdlib's distutils to every later `import
+setuptools` in this worker (torch's cpp_extension, which mmcv imports, then fails)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
-import pip
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "share-torch.py"
@@ -70,7 +72,7 @@ def receiver(tmp_path):
     site = venvs / "receiver" / "lib" / PY_TAG / "site-packages"
     pip_home = tmp_path / "pip-home"  # only pip on the path, not this venv's other packages
     pip_home.mkdir()
-    (pip_home / "pip").symlink_to(Path(pip.__file__).parent)
+    (pip_home / "pip").symlink_to(Path(sysconfig.get_paths()["purelib"]) / "pip")
     requirements = tmp_path / "stack.txt"
     requirements.write_text("torch==2.14.1  # the stack's pin\ntorchvision==0.29.1\nnumpy>=1.20\n")
 
