@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from support import clean_env
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "share-torch.py"
 PY_TAG = "python%d.%d" % sys.version_info[:2]
 
@@ -77,9 +79,9 @@ def receiver(tmp_path):
     requirements.write_text("torch==2.14.1  # the stack's pin\ntorchvision==0.29.1\nnumpy>=1.20\n")
 
     def share():
-        env = dict(os.environ, PYTHONPATH=str(pip_home), COMPATFIX="0")
         completed = subprocess.run([str(python), str(SCRIPT), str(venvs), str(requirements)],
-                                   capture_output=True, text=True, env=env, timeout=120)
+                                   capture_output=True, text=True, timeout=120,
+                                   env=clean_env(compatfix=False, PYTHONPATH=str(pip_home)))
         assert completed.returncode == 0, completed.stderr
         return completed.stderr
 
@@ -104,7 +106,7 @@ def test_the_pinned_torch_and_its_closure_are_hard_links_of_the_donor_s_files(re
     assert script.read_text().splitlines()[0] == "#!" + str(python)
     assert os.access(script, os.X_OK)
     imported = subprocess.run([str(python), "-c", "import torch, torchvision; print(torch.VERSION)"],
-                              capture_output=True, text=True, env=dict(os.environ, COMPATFIX="0"))
+                              capture_output=True, text=True, env=clean_env(compatfix=False))
     assert imported.stdout.strip() == "2.14.1", imported.stderr
 
 
