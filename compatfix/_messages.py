@@ -6,6 +6,10 @@ from __future__ import annotations
 import os
 import _thread  # not threading: most targets never import it, and the engine loads with them
 
+# The wheel ships no docs/ folder, so messages point at the published pages, built from
+# this one constant (pyproject.toml's project URLs name the same place).
+DOCS_URL = "https://github.com/compatfix/compatfix/blob/main/docs/"
+
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "SLURM_PROCID")
 _said: set[str] = set()
 _lock = _thread.allocate_lock()
@@ -18,6 +22,11 @@ def process_rank() -> int | None:
         if value.isdigit():
             return int(value)
     return None
+
+
+def docs_link(page: str, section: str = "") -> str:
+    """The URL of ``docs/<page>`` (and its ``#section`` anchor), for a message to point at."""
+    return DOCS_URL + page + ("#" + section if section else "")
 
 
 def is_rank_zero() -> bool:
