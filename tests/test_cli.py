@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
-from support import REPO_ROOT, clean_env, run_python
+import pytest
+
+from support import NEUTRAL_CWD, REPO_ROOT, clean_env, run_python
 
 DOCS = os.path.join(REPO_ROOT, "docs")
 
@@ -135,3 +138,168 @@ def test_the_console_script_is_installed():
     script = os.path.join(os.path.dirname(sys.executable), "compatfix")
     result = run_python(script, "list", python=sys.executable)
     assert result.returncode == 0 and "numpy.builtin_aliases" in result.stdout, result.stderr
+
+
+# --- the console script: conventions (issue 19) ---------------------------------------------
+
+CONSOLE_SCRIPT = os.path.join(os.path.dirname(sys.executable), "compatfix")
+
+
+def console(*args, env=None, cwd=None, python=None):
+    """``compatfix ARGS`` through the installed console script (``python``: run that
+    script's code with another interpreter or flags, e.g. ``[sys.executable, "-I"]``)."""
+    command = [*(python or []), CONSOLE_SCRIPT, *args]
+    return run_python(*command[1:], python=command[0], env=clean_env() if env is None else env, cwd=cwd)
+
+
+def test_version_option():
+    from importlib import metadata
+
+    result = console("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "compatfix %s\n" % metadata.version("compatfix"), "")
+
+
+def test_status_says_compatfix_is_active_and_how():
+    result = console("status")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "compatfix %s is active in %s (by compatfix.pth, read at start-up)\n" % (
+        __import__("compatfix").__version__, sys.executable)
+    state = json.loads(console("status", "--json").stdout)
+    assert state["active"] is True and state["interpreter"] == sys.executable
+
+
+@pytest.mark.parametrize("how, reason", [
+    ("COMPATFIX=0", "COMPATFIX=0 switches it off"),
+    ("COMPATFIX=off", "COMPATFIX=off switches it off"),
+    ("-I", "python -I (isolated mode) keeps it off"),
+    ("-S", "python -S: the site module did not run, so no .pth file was read"),
+    ("no .pth", "there is no compatfix.pth in this interpreter's site-packages"),
+])
+def test_status_says_why_compatfix_is_not_active(how, reason):
+    import sysconfig
+
+    site_packages = sysconfig.get_paths()["purelib"]
+    python, env = [sys.executable], clean_env()
+    if how.startswith("COMPATFIX="):
+        env["COMPATFIX"] = how.partition("=")[2]
+    elif how == "-I":
+        python.append("-I")
+    elif how == "-S":  # the venv's site-packages by hand, as no site module adds it
+        python.append("-S")
+        env["PYTHONPATH"] = site_packages
+    else:  # the venv's base interpreter, importing compatfix from the venv's folder
+        python = [os.path.realpath(sys.executable)]
+        env["PYTHONPATH"] = site_packages
+    result = console("status", python=python, env=env)
+    assert result.returncode == 1, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("compatfix %s is NOT active in " % __import__("compatfix").__version__), first
+    assert reason in first
+    assert "python -m compatfix script.py" in first  # what still runs a program with it
+
+
+def test_compatfix_0_list_says_off_instead_of_applies():
+    on = console("list")
+    assert on.stdout.splitlines()[0].endswith("(by compatfix.pth, read at start-up)")
+    assert " applies " in on.stdout
+    off = console("list", env=clean_env(COMPATFIX="0"))
+    assert off.returncode == 0, off.stderr
+    header, rows = off.stdout.split("\n", 1)
+    assert "is NOT active" in header and "COMPATFIX=0 switches it off" in header
+    assert " applies " not in rows
+    assert "numpy.builtin_aliases      off " in rows
+    listed = {row["name"]: row for row in json.loads(console("list", "--json", env=clean_env(COMPATFIX="0")).stdout)}
+    assert not any(row["applies"] for row in listed.values())
+    assert listed["numpy.builtin_aliases"]["why"].startswith(
+        "compatfix is off here (COMPATFIX=0 switches it off); under python -m compatfix it would apply: numpy 2.")
+
+
+def fake_nvidia_apex_without_amp(folder):
+    """An NVIDIA apex build without apex.amp and apex.parallel: a doctor warning."""
+    (folder / "apex" / "optimizers").mkdir(parents=True)
+    (folder / "apex" / "__init__.py").write_text("")
+    (folder / "apex" / "optimizers" / "__init__.py").write_text("")
+    (folder / "apex-0.1.dist-info").mkdir()
+    (folder / "apex-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: apex\nVersion: 0.1\nSummary: PyTorch Extensions written by NVIDIA\n")
+
+
+def test_doctor_json_and_exit_codes(tmp_path):
+    clean = console("doctor", "--json")
+    assert clean.returncode == 0, clean.stderr  # this stack: info findings only
+    report = json.loads(clean.stdout)
+    assert report["activation"]["active"] is True and report["needs_action"] is False
+    assert {f["severity"] for f in report["findings"]} == {"info"}
+    assert set(report["findings"][0]) == {"check", "severity", "summary", "advice"}
+    text = console("doctor")
+    assert text.returncode == 0 and text.stdout.splitlines()[0].startswith("compatfix ")
+    fake_nvidia_apex_without_amp(tmp_path)
+    warned = console("doctor", "--json", env=clean_env(PYTHONPATH=str(tmp_path)))
+    assert warned.returncode == 1, warned.stderr
+    report = json.loads(warned.stdout)
+    assert report["needs_action"] is True
+    assert [f["severity"] for f in report["findings"] if f["check"] == "apex"] == ["warning"]
+    usage = console("doctor", "--bogus")
+    assert usage.returncode == 2 and "unrecognized arguments: --bogus" in usage.stderr
+
+
+def test_run_takes_python_c_and_stdin():
+    result = console("run", "-c", "import sys, numpy as np; print(sys.argv, repr(sys.path[0]), np.float)", "a", "b")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "['-c', 'a', 'b'] '' <class 'float'>\n"
+    piped = subprocess.run(
+        [CONSOLE_SCRIPT, "run", "-", "x"], input="import sys, numpy as np; print(sys.argv, np.float)\n",
+        capture_output=True, text=True, env=clean_env(), cwd=NEUTRAL_CWD)
+    assert (piped.returncode, piped.stdout) == (0, "['-', 'x'] <class 'float'>\n"), piped.stderr
+
+
+@pytest.mark.parametrize("form", [["python"], ["--", "python"], ["--", "{bin}/python3", "-u"]])
+def test_run_python_means_the_interpreter(form):
+    bin_folder = os.path.dirname(sys.executable)
+    program = [word.format(bin=bin_folder) for word in form]
+    code = "import sys, numpy as np; print(sys.argv, hasattr(np, 'float'), hasattr(np, 'float_'))"
+    env = clean_env(PATH=bin_folder + os.pathsep + os.environ.get("PATH", ""))
+    result = console("run", "--disable", "numpy.builtin_aliases", *program, "-c", code, "q", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "['-c', 'q'] False True\n"  # the option reached the program
+
+
+def test_run_a_command_or_an_interpreter_without_compatfix_says_what_to_do(tmp_path):
+    command = console("run", "ls", "-l")
+    assert command.returncode == 2 and command.stdout == ""
+    assert command.stderr.count("\n") == 1 and "'ls' is a command, not a Python script" in command.stderr
+    assert "-- python" in command.stderr
+    # The base interpreter of this venv has no compatfix (the venv has it).
+    other = console("run", "--", os.path.realpath(sys.executable), "-c", "print('ran')")
+    assert other.returncode == 2 and other.stdout == ""
+    assert "has no compatfix installed" in other.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--disable", "numpy.bogus", "compatfix: --disable: 'numpy.bogus' matches no shim (see `compatfix list`)\n"),
+    ("--enable", "no.such,numpy.*", "compatfix: --enable: 'no.such' matches no shim (see `compatfix list`)\n"),
+    ("--device", "gpu", "compatfix: --device: 'gpu' is not a known device (known: cpu)\n"),
+    ("--report", "/no/such/folder/r.json",
+     "compatfix: --report: '/no/such/folder/r.json' cannot be written: its folder /no/such/folder does not exist\n"),
+])
+def test_a_bad_option_value_is_a_usage_error_naming_the_option(tmp_path, option, value, message):
+    script = tmp_path / "ran.py"
+    script.write_text("print('ran')\n")
+    result = console("run", option, value, str(script))
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
+
+
+def test_a_bad_environment_value_is_a_warning_naming_the_variable(tmp_path):
+    script = tmp_path / "ran.py"
+    script.write_text("import numpy\nprint('ran')\n")
+    result = console("run", str(script), env=clean_env(COMPATFIX_DEVICE="gpu"))
+    assert result.returncode == 0 and result.stdout == "ran\n"
+    assert "compatfix: COMPATFIX_DEVICE='gpu' is not a known device" in result.stderr
+
+
+def test_scan_and_trust_are_subcommands():
+    # Each lives in its own module; either runs, or says it is not installed (never a traceback).
+    for command in ("scan", "trust"):
+        result = console(command, "--help")
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 0 or "is not part of this installation" in result.stderr

@@ -375,3 +375,50 @@ def test_strict_makes_a_failing_shim_an_error_in_the_whole_tree(how):
     assert result.stdout.splitlines() == ["strict: '1'", "child exit status: 1"]
     assert result.stderr.count("CompatfixError: shim 'test.broken' failed to apply to fakelib.core (strict mode)") == 2
     assert result.stderr.splitlines()[-1].startswith("compatfix._engine.CompatfixError: ")
+
+
+# --- -c and - (stdin), as python has them ---------------------------------------------------
+
+# What a -c / stdin program sees of how it was started; then a warning and a traceback,
+# which must read as python's own.
+CODE_PROBE = (
+    "import sys, warnings\n"
+    "g = dict(globals())\n"
+    "print('argv:', repr(sys.argv))\n"
+    "print('path0:', repr(sys.path[0]))\n"
+    "print('globals:', repr(list(g)))\n"
+    "print('loader:', repr(g['__loader__']), 'spec:', repr(g['__spec__']), 'file:', repr(g.get('__file__')))\n"
+    "print('main:', sys.modules['__main__'].__dict__ is globals())\n"
+    "warnings.warn('from the program', UserWarning)\n"
+    "def fail():\n"
+    "    raise RuntimeError('the program failed on purpose')\n"
+    "fail()\n"
+)
+
+
+def test_dash_c_runs_as_python_c(tmp_path):
+    plain, under = both(["-c", CODE_PROBE, "a", "--disable", "x"], cwd=str(tmp_path))
+    assert plain.returncode == 1, plain.stderr
+    assert_same(plain, under)
+    assert "argv: ['-c', 'a', '--disable', 'x']\npath0: ''\n" in plain.stdout
+    assert 'File "<string>", line 11, in <module>' in plain.stderr
+
+
+def test_dash_c_glued_to_its_code():
+    result = run_python("-m", "compatfix", "-cimport sys; print(sys.argv)", "z", timeout=TIMEOUT)
+    assert (result.returncode, result.stdout) == (0, "['-c', 'z']\n"), result.stderr
+
+
+def test_dash_runs_the_program_from_stdin(tmp_path):
+    import subprocess
+    import sys
+
+    def run(*args, compatfix):
+        return subprocess.run([sys.executable, *args, "-", "x"], input=CODE_PROBE, capture_output=True, text=True,
+                              env=clean_env(compatfix), cwd=str(tmp_path), timeout=TIMEOUT)
+
+    plain, under = run(compatfix=False), run("-m", "compatfix", compatfix=True)
+    assert plain.returncode == 1, plain.stderr
+    assert_same(plain, under)
+    assert "argv: ['-', 'x']\npath0: ''\n" in plain.stdout and "file: '<stdin>'" in plain.stdout
+    assert 'File "<stdin>", line 11, in <module>' in plain.stderr
