@@ -2,6 +2,14 @@
 # Create/update the test virtualenvs under .venvs/<stack> (repo root).
 #
 #   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1 mmold py312 py313)
+#   scripts/setup-stacks.sh --check STACK...           (the prerequisites only; builds nothing)
+#
+# --check prints one line for each missing prerequisite of the named stacks and exits 1
+# if there is any: each stack's interpreter (Python 3.11 as python3 / COMPATFIX_PYTHON;
+# py312 and py313 as below), free disk for the stacks still to install
+# (COMPATFIX_MIN_FREE_GB, default 20: the venvs take about 10 GB, pip's download cache
+# and build folders the rest), and, when something is still to install, that pip can
+# download from the package registry.
 #
 # Each stack's requirements live in requirements/<stack>.txt; a stack that also
 # has requirements/<stack>-mmcv.txt gets a second pass that builds mmcv 1.x from
@@ -33,8 +41,8 @@ VENVS="$ROOT/.venvs"
 PYTHON=${COMPATFIX_PYTHON:-python3}
 STAMP_NAME=.compatfix-stamp
 
-# The interpreter a stack's venv is made with.
-stack_python() {
+# The interpreter a stack's venv is made with; nothing (and status 1) if there is none.
+find_stack_python() {
     local stack=$1 minor override found
     if [[ $stack =~ ^py3([0-9]+)$ ]]; then
         minor=${BASH_REMATCH[1]}
@@ -43,18 +51,80 @@ stack_python() {
         found=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3."$minor".*/bin/python3."$minor" 2>/dev/null \
                 | sort -V | tail -n 1)
         [[ -n $found ]] || found=$(command -v "python3.$minor" || true)
-        [[ -n $found ]] || die "$stack: no Python 3.$minor (pyenv install 3.$minor, or set $override)"
+        [[ -n $found ]] || return 1
         echo "$found"
     else
+        command -v "$PYTHON" >/dev/null || return 1
         echo "$PYTHON"
     fi
+}
+
+# What to say when a stack has no interpreter.
+python_missing() {
+    if [[ $1 =~ ^py3([0-9]+)$ ]]; then
+        echo "$1: no Python 3.${BASH_REMATCH[1]} (pyenv install 3.${BASH_REMATCH[1]}, put python3.${BASH_REMATCH[1]} on PATH, or set COMPATFIX_PYTHON_3${BASH_REMATCH[1]})"
+    else
+        echo "$1: no $PYTHON (a Python 3.11 interpreter; set COMPATFIX_PYTHON)"
+    fi
+}
+
+stack_python() {
+    find_stack_python "$1" || die "$(python_missing "$1")"
+}
+
+# The stacks' prerequisites, one line per missing one; status 1 if any is missing.
+check_prerequisites() {
+    local stack py version want missing=0 pending=() free_kb need_gb=${COMPATFIX_MIN_FREE_GB:-20} probe out
+    for stack in "$@"; do
+        if ! py=$(find_stack_python "$stack"); then
+            log "MISSING: $(python_missing "$stack")"; missing=1; continue
+        fi
+        if ! version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); then
+            log "MISSING: $stack: $py does not run; $(python_missing "$stack" | cut -d' ' -f2-)"
+            missing=1; continue
+        fi
+        want=3.11
+        [[ $stack =~ ^py3([0-9]+)$ ]] && want=3.${BASH_REMATCH[1]}
+        if [[ $version != "$want" ]]; then
+            log "MISSING: $stack: $py is Python $version, this stack is made with Python $want; $(python_missing "$stack" | cut -d' ' -f2-)"
+            missing=1; continue
+        fi
+        if ! "$py" -c 'import venv, ensurepip' 2>/dev/null; then
+            log "MISSING: $stack: $py cannot make venvs (no venv/ensurepip module; on Debian: apt-get install python3-venv)"
+            missing=1; continue
+        fi
+        if [[ ! -f $VENVS/$stack/$STAMP_NAME || $(<"$VENVS/$stack/$STAMP_NAME") != "$(stack_hash "$stack")" ]]; then
+            pending+=("$stack")
+        fi
+    done
+    for probe in sha256sum df; do
+        command -v "$probe" >/dev/null || { log "MISSING: the command $probe"; missing=1; }
+    done
+    if (( ${#pending[@]} )); then
+        mkdir -p "$VENVS"
+        free_kb=$(df -Pk "$VENVS" | awk 'NR == 2 {print $4}')
+        if (( free_kb < need_gb * 1024 * 1024 )); then
+            log "MISSING: disk: $((free_kb / 1024 / 1024)) GB free under $VENVS, the stacks still to install (${pending[*]}) need about $need_gb GB (COMPATFIX_MIN_FREE_GB)"
+            missing=1
+        fi
+        # One small package that the stacks install, downloaded as pip would for them.
+        py=$(find_stack_python "${pending[0]}") || py=$PYTHON
+        probe=$(mktemp -d "${TMPDIR:-/tmp}/compatfix-registry.XXXXXX")
+        if ! out=$("$py" -m pip download --disable-pip-version-check --no-deps --no-cache-dir -q \
+                   --timeout 20 --retries 1 -d "$probe" yacs 2>&1); then
+            log "MISSING: the package registry: pip could not download yacs ($(printf '%s\n' "$out" | grep -v 'is ignored' | tail -n 1)); the stacks still to install (${pending[*]}) come from it"
+            missing=1
+        fi
+        rm -rf -- "$probe"
+    fi
+    return "$missing"
 }
 
 log() { printf '[setup-stacks] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 usage() {
-    echo "usage: $0 [--recreate] STACK...   (stacks: $(cd "$REQ" && ls -- *.txt | grep -v -- '-mmcv\.txt$' | sed 's/\.txt$//' | paste -sd' '))" >&2
+    echo "usage: $0 [--recreate | --check] STACK...   (stacks: $(cd "$REQ" && ls -- *.txt | grep -v -- '-mmcv\.txt$' | sed 's/\.txt$//' | paste -sd' '))" >&2
     exit 2
 }
 
@@ -194,10 +264,12 @@ setup_stack() {
 }
 
 RECREATE=0
+CHECK=0
 stacks=()
 for arg in "$@"; do
     case $arg in
         --recreate) RECREATE=1 ;;
+        --check) CHECK=1 ;;
         -h|--help) usage ;;
         -*) echo "unknown option: $arg" >&2; usage ;;
         *) stacks+=("$arg") ;;
@@ -209,6 +281,11 @@ done
 for s in "${stacks[@]}"; do
     [[ -f "$REQ/$s.txt" && $s != *-mmcv ]] || die "unknown stack '$s' (no requirements/$s.txt)"
 done
+if (( CHECK )); then
+    check_prerequisites "${stacks[@]}" || exit 1
+    log "prerequisites of ${stacks[*]}: ok"
+    exit 0
+fi
 for s in "${stacks[@]}"; do
     setup_stack "$s"
 done

@@ -3,6 +3,11 @@
 #
 #   scripts/test.sh [pytest args]
 #
+# First checks every prerequisite (setup-stacks.sh --check: the Python 3.11, 3.12 and 3.13
+# interpreters, free disk, the package registry), one line for each missing one, and
+# stops before building anything if one is. A first run installs the stacks: about 40
+# minutes and 10 GB (keep 20 GB free); later runs reuse them.
+#
 # Sets up (idempotently) the venvs via scripts/setup-stacks.sh, then runs
 #   COMPATFIX_TEST_STACK=<stack> .venvs/<stack>/bin/python -P -m pytest tests <args>
 # for modern, paper, numpy1, timm1, mmold, py312, py313 in that order, going on after a failing stack.
@@ -26,6 +31,11 @@ cd "$ROOT"
 
 read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1 mmold py312 py313}"
 
+echo "[test] checking prerequisites"
+if ! bash "$ROOT/scripts/setup-stacks.sh" --check lint "${STACKS[@]}"; then
+    echo "[test] prerequisites missing (above); nothing was built. See README.md, \"The two commands\"." >&2
+    exit 1
+fi
 echo "[test] setting up stacks: ${STACKS[*]}"
 bash "$ROOT/scripts/setup-stacks.sh" "${STACKS[@]}"
 
