@@ -2,14 +2,14 @@
 # Create/update the test virtualenvs under .venvs/<stack> (repo root).
 #
 #   scripts/setup-stacks.sh [--recreate] STACK...     (STACK: modern paper numpy1 timm1 mmold py312 py313)
-#   scripts/setup-stacks.sh --check STACK...           (the prerequisites only; builds nothing)
+#   scripts/setup-stacks.sh --check [--recreate] STACK...   (the prerequisites only; builds nothing)
 #
 # --check prints one line for each missing prerequisite of the named stacks and exits 1
 # if there is any: each stack's interpreter (Python 3.11 as python3 / COMPATFIX_PYTHON;
 # py312 and py313 as below), free disk for the stacks still to install
 # (COMPATFIX_MIN_FREE_GB, default 20: the venvs take about 10 GB, pip's download cache
 # and build folders the rest), and, when something is still to install, that pip can
-# download from the package registry.
+# download from the package registry. With --recreate, every stack counts as still to install.
 #
 # Each stack's requirements live in requirements/<stack>.txt; a stack that also
 # has requirements/<stack>-mmcv.txt gets a second pass that builds mmcv 1.x from
@@ -93,7 +93,8 @@ check_prerequisites() {
             log "MISSING: $stack: $py cannot make venvs (no venv/ensurepip module; on Debian: apt-get install python3-venv)"
             missing=1; continue
         fi
-        if [[ ! -f $VENVS/$stack/$STAMP_NAME || $(<"$VENVS/$stack/$STAMP_NAME") != "$(stack_hash "$stack")" ]]; then
+        if [[ $RECREATE == 1 || ! -f $VENVS/$stack/$STAMP_NAME \
+              || $(<"$VENVS/$stack/$STAMP_NAME") != "$(stack_hash "$stack")" ]]; then
             pending+=("$stack")
         fi
     done
