@@ -1,4 +1,6 @@
-"""``python -m compatfix [options] script.py args…`` and ``… -m module args…``.
+"""``python -m compatfix [options] script.py args…``, ``… -m module args…``, ``… -c code
+args…`` and ``… - args…`` (the program from stdin); ``… -- python [python options] …``
+runs that interpreter with compatfix.
 
 Runs the program exactly as ``python script.py`` / ``python -m module`` would (``sys.argv``,
 ``sys.path[0]``, a real ``__main__`` module, ``__file__``, exit codes and tracebacks
