@@ -105,16 +105,32 @@ def _walk(path: str) -> Iterator[tuple[str, bool]]:
             yield os.path.join(folder, name), in_requirements
 
 
+class _Statuses:
+    """``(status, why, broke)`` of each source, decided once per scan: it depends on the
+    environment, not on where the name is used (deciding reads package metadata)."""
+
+    def __init__(self, settings: Any, lookup: Any) -> None:
+        self.settings, self.lookup = settings, lookup
+        self._known: dict[int, tuple[str, str, str]] = {}
+
+    def of(self, source: Source) -> tuple[str, str, str]:
+        key = id(source.shim if source.shim is not None else source.removal)
+        if key not in self._known:
+            if source.shim is not None:
+                status, why = _status.shim_status(source.shim, self.settings, self.lookup)
+                broke = source.shim.broke
+            else:
+                assert source.removal is not None
+                status, why = _status.removal_status(source.removal)
+                broke = "%s %s (%s) removed %s" % (source.removal.library, source.removal.removed_in,
+                                                    source.removal.date, source.removal.names)
+            self._known[key] = (status, why, broke)
+        return self._known[key]
+
+
 def _source_finding(shown: str, line: int, column: int, kind: str, name: str, source: Source,
-                    settings: Any, lookup: Any) -> Finding:
-    if source.shim is not None:
-        status, why = _status.shim_status(source.shim, settings, lookup)
-        broke = source.shim.broke
-    else:
-        assert source.removal is not None
-        status, why = _status.removal_status(source.removal)
-        broke = "%s %s (%s) removed %s" % (source.removal.library, source.removal.removed_in,
-                                            source.removal.date, source.removal.names)
+                    statuses: _Statuses) -> Finding:
+    status, why, broke = statuses.of(source)
     return Finding(shown, line, column, kind, name, source.id, status, why, broke, source.replacement,
                    source.mechanical, source.shim.name if source.shim is not None else None)
 
@@ -235,6 +251,7 @@ def scan(paths: Iterable[str], settings: Any = None) -> ScanResult:
     by_name = {shim.name: shim for shim in shims}
     index: Index = build_index(shims)
     checker = _RequirementChecker(shims, settings, by_name.get)
+    statuses = _Statuses(settings, by_name.get)
     first = paths[0] if paths else os.curdir
     root = os.path.abspath(first if os.path.isdir(first) else os.path.dirname(first) or os.curdir)
     findings: list[Finding] = []
@@ -244,14 +261,14 @@ def scan(paths: Iterable[str], settings: Any = None) -> ScanResult:
             shown = os.path.relpath(os.path.abspath(file), root).replace(os.sep, "/")
             if file.endswith(".py"):
                 files += 1
-                findings += _scan_python(file, shown, index, settings, by_name.get)
+                findings += _scan_python(file, shown, index, statuses)
             for requirement in read_requirements(file, shown, in_requirements):
                 findings += checker.findings(requirement)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.rule))
     return ScanResult(root, files, findings)
 
 
-def _scan_python(file: str, shown: str, index: Index, settings: Any, lookup: Any) -> list[Finding]:
+def _scan_python(file: str, shown: str, index: Index, statuses: _Statuses) -> list[Finding]:
     try:
         with open(file, "rb") as handle:
             data = handle.read()
@@ -268,8 +285,7 @@ def _scan_python(file: str, shown: str, index: Index, settings: Any, lookup: Any
     findings = []
     for use in uses:
         for source in use.pattern.sources:
-            findings.append(_source_finding(shown, use.line, use.column, use.kind, use.name, source,
-                                            settings, lookup))
+            findings.append(_source_finding(shown, use.line, use.column, use.kind, use.name, source, statuses))
     return findings
 
 

@@ -45,7 +45,7 @@ class _Walker(ast.NodeVisitor):
         self.uses: list[Use] = []
         self._seen: set[tuple[int, int, str]] = set()
 
-    def _add(self, node: ast.AST, name: str, kind: str, pattern: Pattern) -> None:
+    def _add(self, node: ast.stmt | ast.expr, name: str, kind: str, pattern: Pattern) -> None:
         key = (node.lineno, node.col_offset, pattern.key)
         if key not in self._seen:
             self._seen.add(key)
@@ -57,7 +57,7 @@ class _Walker(ast.NodeVisitor):
             return None
         return ".".join([self.aliases[parts[0]], *parts[1:]])
 
-    def _check_name(self, node: ast.AST, dotted: str, kind: str) -> None:
+    def _check_name(self, node: ast.stmt | ast.expr, dotted: str, kind: str) -> None:
         pattern = self.index.lookup_name(dotted)
         if pattern is not None:
             self._add(node, dotted, kind, pattern)
@@ -102,13 +102,13 @@ class _Walker(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             candidates += self.index.methods.get(func.attr, [])
         if candidates:
-            positional = [arg.value if isinstance(arg, ast.Constant) else None for arg in node.args]
+            positional: list[object] = [arg.value if isinstance(arg, ast.Constant) else None for arg in node.args]
             keywords = {keyword.arg for keyword in node.keywords if keyword.arg is not None}
             unpacked = any(isinstance(arg, ast.Starred) for arg in node.args) or any(
                 keyword.arg is None for keyword in node.keywords)
             for pattern in candidates:
                 if pattern.matches_call(positional, keywords, unpacked):
-                    shown = dotted or "%s(%s)" % (".".join(_dotted(func) or ["*", func.attr]),
+                    shown = dotted or "%s(%s)" % (".".join(_dotted(func) or ["*", pattern.name[2:]]),
                                                   repr(pattern.string_argument) if pattern.string_argument else "")
                     self._add(node, shown, "call", pattern)
         self.generic_visit(node)

@@ -47,5 +47,6 @@ SHIMS = (
         summary="provide the module sklearn.externals.joblib with joblib's public names (dump, load, "
         "Parallel, delayed, Memory)",
         replacement="import joblib",
+        renames={"sklearn.externals.joblib": "joblib"},
     ),
 )
