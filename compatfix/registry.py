@@ -57,12 +57,25 @@ class Shim:
     names on the target, not at the target's import, so an import pays nothing for
     aliases its program never uses (``after_import`` only; restoring a name it does not
     declare is an error).
+
+    What code would say instead, for ``compatfix scan`` and the catalogue (data only, never
+    used at run time): ``replacement`` in words, for the shim as a whole; ``renames`` maps
+    a full dotted name the shim fixes to the name that replaces it with the same meaning
+    (a pure rename, alias or moved import, safe to rewrite: ``numpy.float`` -> ``float``);
+    ``rewrites`` maps a name to what to write instead where that is more than a rename (the
+    call or its meaning changes: shown, never rewritten). Their keys are what the scan looks
+    for in source code: a dotted name (``torch._six``, which also covers every name below
+    it), or a call pattern: ``name()`` (a call of exactly that name), ``*.method('--x')``
+    (that method on any object, with that string among its positional arguments),
+    ``name(+kw)`` / ``name(-kw:N)`` (a call passing keyword ``kw`` / passing it neither by
+    keyword nor as positional argument ``N``), and ``module.*(...)`` (any function of the
+    module). A restored name (``restores``) or a provided module must be a key of one of them.
     """
 
     __slots__ = (
         "name", "targets", "kind", "apply", "requires", "broke", "summary",
         "risk", "default", "consumers", "device", "origin", "replaces_found",
-        "yields_to", "restores", "source",
+        "yields_to", "restores", "replacement", "renames", "rewrites", "source",
     )
 
     def __init__(
@@ -83,6 +96,9 @@ class Shim:
         replaces_found: Callable[[object], bool] | None = None,
         yields_to: Iterable[str] = (),
         restores: Iterable[str] = (),
+        replacement: str | None = None,
+        renames: Mapping[str, str] | None = None,
+        rewrites: Mapping[str, str] | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError("shim %r: kind must be one of %s" % (name, KINDS))
@@ -109,6 +125,11 @@ class Shim:
         self.restores = frozenset(restores)
         if self.restores and kind != AFTER_IMPORT:
             raise ValueError("shim %r: restores is for after_import shims only" % name)
+        self.replacement = replacement
+        self.renames = dict(renames or {})
+        self.rewrites = dict(rewrites or {})
+        if set(self.renames) & set(self.rewrites):
+            raise ValueError("shim %r: a name is either renamed or rewritten, not both" % name)
         # Where the record is written, for `compatfix list` and the catalogue.
         caller = sys._getframe(1)
         self.source = "%s:%d" % (caller.f_code.co_filename, caller.f_lineno)

@@ -150,6 +150,9 @@ SHIMS = (
         broke="Pillow 10.0 (2023-07) removed Image.ANTIALIAS, Image.LINEAR and Image.CUBIC "
         "(deprecated in 9.1)",
         summary="restore Image.ANTIALIAS/LINEAR/CUBIC as Resampling.LANCZOS/BILINEAR/BICUBIC",
+        replacement="Image.Resampling.LANCZOS, BILINEAR, BICUBIC (Image.LANCZOS ... also work)",
+        renames={"PIL.Image.ANTIALIAS": "PIL.Image.LANCZOS", "PIL.Image.LINEAR": "PIL.Image.BILINEAR",
+                 "PIL.Image.CUBIC": "PIL.Image.BICUBIC"},
     ),
     Shim(
         "PIL.ImageFont.getsize",
@@ -160,6 +163,8 @@ SHIMS = (
         "ImageFont.getsize and TransposedFont.getsize (deprecated in 9.2)",
         summary="restore the fonts' getsize (and FreeTypeFont.getsize_multiline/getoffset) "
         "from getbbox, with Pillow 9's meaning (height measured from the ascender line)",
+        replacement="font.getbbox(text) (right - left, bottom - top) or font.getlength(text) for the width; "
+        "Pillow 9's height was measured from the ascender line, getbbox's from the text's top",
     ),
     Shim(
         "PIL.ImageDraw.textsize",
@@ -169,6 +174,9 @@ SHIMS = (
         broke="Pillow 10.0 (2023-07) removed ImageDraw.textsize and multiline_textsize "
         "(deprecated in 9.2)",
         summary="restore ImageDraw.textsize/multiline_textsize from the font's getsize",
+        replacement="draw.textbbox((0, 0), text, font=font) and its width and height",
+        rewrites={"*.textsize()": "draw.textbbox((0, 0), text, font=font): (right - left, bottom - top)",
+                  "*.multiline_textsize()": "draw.multiline_textbbox((0, 0), text, font=font)"},
     ),
     Shim(
         "PIL.ImageOps.posterize_zero_bits",
@@ -180,5 +188,6 @@ SHIMS = (
         "magnitudes (PVT, DeiT-era training)",
         summary="ImageOps.posterize(image, 0) on L and RGB images returns the all-black image "
         "Pillow 12 returned; every other call is Pillow's own",
+        replacement="an all-black image of the same mode (Image.new(image.mode, image.size)) where bits is 0",
     ),
 )

@@ -94,6 +94,8 @@ SHIMS = (
         "apex` installs an unrelated Pyramid web toolkit that fails to import",
         summary="provide a torch-native apex package where none is installed or the installed one is "
         "not NVIDIA's (PyPI's apex web toolkit)",
+        replacement="torch's own AMP, DistributedDataParallel, SyncBatchNorm and optimizers; never `pip install apex` (an unrelated project on PyPI)",
+        rewrites={'apex': 'torch.amp, torch.nn.parallel and torch.optim, by module'},
     ),
     Shim(
         "apex.amp",
@@ -105,6 +107,8 @@ SHIMS = (
         broke=_NEVER_ON_PYPI + "; " + _REMOVED,
         summary="provide apex.amp (initialize, scale_loss, master_params, state_dict) on torch.autocast "
         "with apex's dynamic loss scaling (float32 on the CPU)",
+        replacement='torch.autocast and torch.amp.GradScaler',
+        rewrites={'apex.amp': 'torch.autocast(device_type) around the forward and torch.amp.GradScaler for the loss', 'apex.amp.initialize': 'no call: models and optimizers stay as they are; use torch.autocast', 'apex.amp.scale_loss': 'scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()'},
     ),
     Shim(
         "apex.parallel",
@@ -116,6 +120,8 @@ SHIMS = (
         broke=_NEVER_ON_PYPI + "; " + _REMOVED,
         summary="provide apex.parallel (DistributedDataParallel, SyncBatchNorm, convert_syncbn_model) on "
         "torch's DistributedDataParallel and SyncBatchNorm",
+        replacement='torch.nn.parallel.DistributedDataParallel and torch.nn.SyncBatchNorm',
+        rewrites={'apex.parallel': 'torch.nn.parallel and torch.nn.SyncBatchNorm', 'apex.parallel.DistributedDataParallel': "torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank]) (apex's delay_allreduce has no equivalent)", 'apex.parallel.SyncBatchNorm': 'torch.nn.SyncBatchNorm (needs a process group)', 'apex.parallel.convert_syncbn_model': 'torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)'},
     ),
     Shim(
         "apex.parallel.LARC",
@@ -129,6 +135,8 @@ SHIMS = (
         "package\"",
         summary="provide apex.parallel.LARC, apex's layer-wise adaptive rate wrapper around a torch "
         "optimizer (its gradient rescaling and folded weight decay), which apex.amp accepts as an optimizer",
+        replacement='a LARS/LARC implementation of your own (torch has none)',
+        rewrites={'apex.parallel.LARC': 'a LARC wrapper of your own around the torch optimizer (torch has none)'},
     ),
     Shim(
         "apex.optimizers",
@@ -140,6 +148,8 @@ SHIMS = (
         broke=_NEVER_ON_PYPI + "; its fused optimizers need its CUDA extensions",
         summary="provide apex.optimizers (FusedAdam, FusedLAMB, FusedSGD, FusedNovoGrad) in torch, with "
         "apex's defaults, update rules and state layout",
+        replacement='torch.optim.AdamW / Adam / SGD (fused=True on CUDA); LAMB and NovoGrad need another package',
+        rewrites={'apex.optimizers': 'torch.optim', 'apex.optimizers.FusedAdam': "torch.optim.AdamW (FusedAdam's default adam_w_mode=True) or torch.optim.Adam, fused=True on CUDA", 'apex.optimizers.FusedSGD': 'torch.optim.SGD(..., fused=True on CUDA)'},
     ),
     Shim(
         "apex.normalization",
@@ -150,6 +160,10 @@ SHIMS = (
         risk=RISK_BEHAVIOUR,
         broke=_NEVER_ON_PYPI + "; its fused norms need its CUDA extensions",
         summary="provide apex.normalization (FusedLayerNorm, FusedRMSNorm) as torch's LayerNorm and RMSNorm",
+        replacement='torch.nn.LayerNorm and torch.nn.RMSNorm',
+        rewrites={'apex.normalization': 'torch.nn'},
+        renames={"apex.normalization.FusedLayerNorm": "torch.nn.LayerNorm",
+                 "apex.normalization.FusedRMSNorm": "torch.nn.RMSNorm"},
     ),
     Shim(
         "apex.fp16_utils",
@@ -160,5 +174,7 @@ SHIMS = (
         risk=RISK_BEHAVIOUR,
         broke=_NEVER_ON_PYPI,
         summary="provide apex.fp16_utils (FP16_Optimizer, network_to_half, ...) in torch",
+        replacement='torch.autocast and torch.amp.GradScaler instead of FP16_Optimizer and network_to_half',
+        rewrites={'apex.fp16_utils': 'torch.autocast and torch.amp.GradScaler'},
     ),
 )

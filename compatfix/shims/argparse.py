@@ -112,6 +112,10 @@ SHIMS = (
         "arguments are required: --local_rank'), or parse_known_args keeps the default",
         summary="a parser that declares --local_rank (or --local-rank) also accepts the other "
         "spelling; other parsers and sys.argv are untouched",
+        replacement="declare both spellings: add_argument('--local_rank', '--local-rank', type=int, "
+        "default=int(os.environ.get('LOCAL_RANK', 0)))",
+        rewrites={"*.add_argument('--local_rank')": "add_argument('--local_rank', '--local-rank', ...)",
+                  "*.add_argument('--local-rank')": "add_argument('--local-rank', '--local_rank', ...)"},
     ),
     Shim(
         SHIM_FROM_ENV,
@@ -125,5 +129,8 @@ SHIMS = (
         "every rank on GPU 0",
         summary="a parser that declares a local-rank option and is given none reads it from "
         "LOCAL_RANK when a launcher set it",
+        replacement="default=int(os.environ.get('LOCAL_RANK', 0)) for the local-rank option",
+        rewrites={"*.add_argument('--local_rank')": "add_argument(..., default=int(os.environ.get('LOCAL_RANK', 0)))",
+                  "*.add_argument('--local-rank')": "add_argument(..., default=int(os.environ.get('LOCAL_RANK', 0)))"},
     ),
 )

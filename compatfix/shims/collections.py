@@ -48,5 +48,7 @@ SHIMS = (
         summary="restore collections.<ABC> as the collections.abc classes on Python >= 3.10 "
         "(standard-library target: once a third-party target has loaded compatfix, or under "
         "python -m compatfix)",
+        replacement="collections.abc.<ABC> (collections.abc.Mapping, ...)",
+        renames={"collections." + name: "collections.abc." + name for name in COLLECTIONS_ABC_NAMES},
     ),
 )

@@ -40,5 +40,7 @@ SHIMS = (
         summary="restore fractions.gcd with its sign rule (the sign of b) and Euclid's algorithm "
         "for non-integers (standard-library target: once a third-party target has "
         "loaded compatfix, or under python -m compatfix)",
+        replacement="math.gcd (non-negative; fractions.gcd took the sign of b)",
+        rewrites={"fractions.gcd": "math.gcd (always non-negative, integers only)"},
     ),
 )

@@ -56,5 +56,8 @@ SHIMS = (
         "keyword-only parameters or annotations, as before) on Python >= 3.11 "
         "(standard-library target: once a third-party target has loaded compatfix, or under "
         "python -m compatfix)",
+        replacement="inspect.getfullargspec (its varkw is ArgSpec's keywords) or inspect.signature",
+        rewrites={"inspect.getargspec": "inspect.getfullargspec (fields args, varargs, varkw, defaults, ...)",
+                  "inspect.ArgSpec": "inspect.FullArgSpec"},
     ),
 )

@@ -303,6 +303,8 @@ SHIMS = (
         restores=["asscalar"],
         broke="numpy 1.23 (2022-06) removed np.asscalar (deprecated in 1.16)",
         summary="restore np.asscalar(a) as a.item()",
+        replacement="a.item()",
+        rewrites={"numpy.asscalar": "a.item() for np.asscalar(a)"},
     ),
     Shim(
         "numpy.numpy2_functions",
@@ -318,6 +320,30 @@ SHIMS = (
         "sctype2char, issctype, issubsctype and moved byte_bounds, DataSource, add_newdoc (NEP 52)",
         summary="restore them on np.sort(axis=0), astype, ast.literal_eval, np.dtype, genfromtxt, "
         "warnings.warn and their new homes",
+        replacement="the replacement numpy 2's table names for each",
+        renames={
+            "numpy.byte_bounds": "numpy.lib.array_utils.byte_bounds",
+            "numpy.compare_chararrays": "numpy.char.compare_chararrays",
+            "numpy.format_parser": "numpy.rec.format_parser",
+            "numpy.DataSource": "numpy.lib.npyio.DataSource",
+            "numpy.add_newdoc": "numpy.lib.add_newdoc",
+            "numpy.add_docstring": "numpy.lib.add_docstring",
+        },
+        rewrites={
+            "numpy.msort": "np.sort(a, axis=0)",
+            "numpy.fastCopyAndTranspose": "a.T.copy()",
+            "numpy.cast": "np.asarray(a).astype(dtype) for np.cast[dtype](a)",
+            "numpy.safe_eval": "ast.literal_eval",
+            "numpy.obj2sctype": "np.dtype(obj).type",
+            "numpy.sctype2char": "np.dtype(sctype).char",
+            "numpy.issctype": "issubclass(rep, np.generic)",
+            "numpy.issubsctype": "np.issubdtype",
+            "numpy.maximum_sctype": "the widest type of the kind, chosen explicitly (np.float64, np.int64, ...)",
+            "numpy.recfromtxt": "np.genfromtxt(fname, dtype=None, ...).view(np.recarray)",
+            "numpy.recfromcsv": "np.genfromtxt(fname, delimiter=',', names=True, dtype=None, ...).view(np.recarray)",
+            "numpy.deprecate": "warnings.warn(..., DeprecationWarning) in the function",
+            "numpy.deprecate_with_doc": "warnings.warn(..., DeprecationWarning) in the function",
+        },
     ),
     Shim(
         "numpy.builtin_aliases",
@@ -329,6 +355,9 @@ SHIMS = (
         "np.long, np.complex, np.unicode (deprecated in 1.20)",
         summary="restore np.float/int/object/str/complex/unicode as the builtins "
         "(and np.bool/np.long on numpy < 2 only)",
+        replacement="the builtins float, int, bool, object, str, complex (np.float64 etc. where a numpy type is meant)",
+        renames={**{"numpy." + name: alias.__name__ for name, alias in BUILTIN_ALIASES.items()},
+                 **{"numpy." + name: alias.__name__ for name, alias in BUILTIN_ALIASES_BEFORE_2.items()}},
     ),
     Shim(
         "numpy.numpy2_aliases",
@@ -339,6 +368,17 @@ SHIMS = (
         broke="numpy 2.0 (2024-06) removed float_, complex_, string_, unicode_, NaN, Inf, "
         "product, alltrue, sctypes, find_common_type and more (NEP 52)",
         summary="restore the NEP 52 aliases as the names numpy 2 recommends",
+        replacement="the names numpy 2 recommends (np.float64, np.nan, np.prod, ...)",
+        renames={"numpy." + removed: "numpy." + current for removed, current in NUMPY2_ALIASES.items()},
+        rewrites={
+            "numpy.NINF": "-np.inf",
+            "numpy.PZERO": "0.0",
+            "numpy.NZERO": "-0.0",
+            "numpy.issubclass_": "issubclass (issubclass_ returned False instead of raising TypeError)",
+            "numpy.asfarray": "np.asarray(a, dtype=np.float64)",
+            "numpy.sctypes": "an explicit list of the scalar types wanted",
+            "numpy.find_common_type": "np.result_type / np.promote_types",
+        },
     ),
     Shim(
         "numpy.numpy24_removals",
@@ -348,5 +388,8 @@ SHIMS = (
         restores=["in1d", "trapz"],
         broke="numpy 2.4 (2025-12) removed in1d and trapz",
         summary="restore np.in1d (flattened isin) and np.trapz (trapezoid)",
+        replacement="np.isin(a, b).ravel() and np.trapezoid",
+        renames={"numpy.trapz": "numpy.trapezoid"},
+        rewrites={"numpy.in1d": "np.isin(a, b).ravel() (isin keeps the input's shape)"},
     ),
 )

@@ -26,5 +26,15 @@ SHIMS = (
         "venv without setuptools has none: `import pkg_resources` fails in version checks and plugin loaders",
         summary="provide get_distribution, require, parse_version, iter_entry_points, resource_filename, "
         "working_set, DistributionNotFound, VersionConflict on importlib.metadata and packaging",
+        replacement="importlib.metadata (version, distribution, entry_points), packaging.version.parse and "
+        "importlib.resources.files",
+        rewrites={
+            "pkg_resources": "importlib.metadata, importlib.resources and packaging",
+            "pkg_resources.get_distribution": "importlib.metadata.distribution(name) / version(name)",
+            "pkg_resources.parse_version": "packaging.version.parse",
+            "pkg_resources.iter_entry_points": "importlib.metadata.entry_points(group=...)",
+            "pkg_resources.resource_filename": "importlib.resources.files(package) / name",
+            "pkg_resources.DistributionNotFound": "importlib.metadata.PackageNotFoundError",
+        },
     ),
 )

@@ -27,5 +27,6 @@ SHIMS = (
         "'__version__'), or CocoDataset does (Incompatible version of pycocotools)",
         summary="add the fork's snake_case COCO aliases to pycocotools.coco.COCO; "
         "mmdet.datasets.coco reads pycocotools.__version__ as 12.0.3",
+        replacement="mmdet >= 2.12 (official pycocotools), or the COCO API's camelCase names (getAnnIds, loadImgs, ...)",
     ),
 )

@@ -156,6 +156,8 @@ SHIMS = (
         "Swin/DeiT-lineage build_transform); its replacement str_to_pil_interp has no fallback",
         summary="restore timm.data.transforms._pil_interp (name -> PIL filter, bilinear for "
         "unknown names as before)",
+        replacement="timm.data.transforms.str_to_pil_interp (raises for unknown names)",
+        rewrites={"timm.data.transforms._pil_interp": "timm.data.transforms.str_to_pil_interp (no bilinear fallback)"},
     ),
     Shim(
         "timm.layers_submodules",
@@ -166,6 +168,8 @@ SHIMS = (
         broke="timm 0.9 (2023-05) moved timm.models.layers to timm.layers; timm.models.layers "
         "still re-exports names, but its submodules (helpers, drop, weight_init, ...) are gone",
         summary="provide timm.models.layers.<submodule> as the timm.layers module of that name",
+        replacement="timm.layers.<submodule>, or the names from timm.layers",
+        renames={"timm.models.layers." + name: "timm.layers." + name for name in LAYERS_SUBMODULES},
     ),
     Shim(
         "timm.entrypoint_kwargs",
@@ -180,6 +184,12 @@ SHIMS = (
         "'pretrained_cfg'",
         summary="create_model builds such a model again without those keywords when the caller "
         "did not set them and the model rejected them",
+        replacement="model functions that take **kwargs and pass on only what the model accepts "
+        "(drop pretrained_cfg, pretrained_cfg_overlay, cache_dir)",
+        rewrites={"timm.models.register_model": "a model function that drops pretrained_cfg and the other "
+                  "factory keywords before building the model",
+                  "timm.models.registry.register_model": "a model function that drops pretrained_cfg and the "
+                  "other factory keywords before building the model"},
     ),
     Shim(
         "timm.vit_qk_scale",
@@ -191,5 +201,9 @@ SHIMS = (
         "forks pass qk_scale=None); timm 0.9 (2023-05) renamed Block's drop to proj_drop",
         summary="accept qk_scale (a value sets the attention scale and turns off fused "
         "attention) and drop= (as proj_drop) in the ViT Block and Attention",
+        replacement="no qk_scale (set the attention's scale after building it) and proj_drop= for drop=",
+        rewrites={"timm.models.vision_transformer.Block(+qk_scale)": "Block(...) without qk_scale; set block.attn.scale",
+                  "timm.models.vision_transformer.Attention(+qk_scale)": "Attention(...) without qk_scale; set attn.scale",
+                  "timm.models.vision_transformer.Block(+drop)": "Block(..., proj_drop=...)"},
     ),
 )

@@ -39,6 +39,9 @@ SHIMS = (
         "rgb_to_grayscale import, and the Real-ESRGAN/GFPGAN lineage)",
         summary="provide torchvision.transforms.functional_tensor/functional_pil with the "
         "names of today's private modules",
+        replacement="torchvision.transforms.functional (rgb_to_grayscale and the others are public there)",
+        rewrites={name: "torchvision.transforms.functional (the private " + private + " may change)"
+                  for name, private in RENAMED_TRANSFORMS_MODULES.items()},
     ),
     Shim(
         "torchvision.models_utils",
@@ -49,5 +52,8 @@ SHIMS = (
         broke="torchvision 0.11 (2021-10) deleted torchvision.models.utils, whose "
         "load_state_dict_from_url backbone files imported",
         summary="provide torchvision.models.utils.load_state_dict_from_url (torch.hub's)",
+        replacement="torch.hub.load_state_dict_from_url",
+        renames={"torchvision.models.utils.load_state_dict_from_url": "torch.hub.load_state_dict_from_url"},
+        rewrites={"torchvision.models.utils": "torch.hub (load_state_dict_from_url)"},
     ),
 )

@@ -104,5 +104,7 @@ SHIMS = (
         summary="yaml.load/load_all without Loader use SafeLoader plus the plain !!python/ tags "
         "(tuple, str, ...) that yaml.dump writes, never FullLoader's !!python/name or the unsafe "
         "loader, and say so once",
+        replacement="yaml.safe_load(stream), or yaml.load(stream, Loader=yaml.SafeLoader)",
+        rewrites={"yaml.load(-Loader:1)": "yaml.safe_load(stream)", "yaml.load_all(-Loader:1)": "yaml.safe_load_all(stream)"},
     ),
 )

@@ -18,5 +18,6 @@ SHIMS = (
         "vendoring an old mmseg fails with the newer mmcv 1.x that still installs",
         summary="opt-in: the import-time assert of mmseg/mmdet sees an mmcv version inside its "
         "own range (1.x only), with a warning; everything else sees the installed version",
+        replacement="install the mmcv release the mmseg/mmdet version asks for, or vendor a newer mmseg/mmdet",
     ),
 )

@@ -29,5 +29,18 @@ SHIMS = (
         # The stand-in's own list of fallbacks (its modules import torch only when called).
         summary="provide mmcv._ext: torch/torchvision fallbacks for %s; other ops raise a "
         "clear error when called" % ext.fallback_names(),
+        replacement="torchvision.ops (nms, roi_align, roi_pool, deform_conv2d) and torch code for the other ops, "
+        "or an mmcv-full build compiled for this torch",
+        rewrites={
+            "mmcv.ops": "torchvision.ops where it has the op (nms, roi_align, roi_pool, deform_conv2d, "
+            "sigmoid_focal_loss), or an mmcv-full build compiled for this torch",
+            "mmcv._ext": "an mmcv-full build compiled for this torch",
+            "mmcv.ops.nms": "torchvision.ops.nms(boxes, scores, iou_threshold) (returns the kept indices only)",
+            "mmcv.ops.roi_align": "torchvision.ops.roi_align (aligned=True for mmcv's default)",
+            "mmcv.ops.RoIAlign": "torchvision.ops.RoIAlign (aligned=True for mmcv's default)",
+            "mmcv.ops.roi_pool": "torchvision.ops.roi_pool",
+            "mmcv.ops.DeformConv2d": "torchvision.ops.DeformConv2d (offsets in torchvision's layout)",
+            "mmcv.ops.sigmoid_focal_loss": "torchvision.ops.sigmoid_focal_loss (takes one-hot targets)",
+        },
     ),
 )

@@ -127,6 +127,7 @@ SHIMS = (
         "object has no attribute 'type'",
         summary="mmcv.parallel._functions._get_stream accepts a GPU index again (as "
         "torch.device('cuda', index)); torch's own function is unchanged",
+        replacement="mmcv >= 1.7.2's _get_stream, which passes torch.device('cuda', index)",
     ),
     Shim(
         SHIM_REPLICATED,
@@ -141,6 +142,7 @@ SHIMS = (
         "'_use_replicated_tensor_module'",
         summary="MMDistributedDataParallel._use_replicated_tensor_module = False (torch "
         "1.12-2.0's default) where torch no longer sets it",
+        replacement="a newer mmcv than 1.7.2 (none exists for 1.x): set self._use_replicated_tensor_module = False",
     ),
     Shim(
         SHIM_SYNC_PARAMS,
@@ -154,6 +156,7 @@ SHIMS = (
         "AttributeError: 'MMDistributedDataParallel' object has no attribute '_sync_params'",
         summary="MMDistributedDataParallel._sync_params broadcasts the buffers before the "
         "forward where DDP is set to, as mmcv >= 1.4.8 does on torch >= 1.11",
+        replacement="mmcv >= 1.4.8",
     ),
     Shim(
         SHIM_FORWARD,
@@ -168,5 +171,6 @@ SHIMS = (
         "'mmcv.parallel.data_container.DataContainer'>)",
         summary="MMDistributedDataParallel.forward scatters its inputs with self.to_kwargs "
         "(DataContainers unwrapped) when it has device_ids, as mmcv >= 1.6 does",
+        replacement="mmcv >= 1.6",
     ),
 )

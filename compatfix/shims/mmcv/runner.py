@@ -160,6 +160,8 @@ SHIMS = (
         summary="an EvalHook/DistEvalHook with by_epoch=True running under an IterBasedRunner "
         "(subclasses included) evaluates every `interval` iterations instead; "
         "epoch-based runners are untouched",
+        replacement="evaluation={'by_epoch': False} for iteration-based runners, or a train function that "
+        "reads the runner's class instead of its registered name",
     ),
     Shim(
         SHIM_ORDER,
@@ -174,5 +176,6 @@ SHIMS = (
         "'data_time' after the first validation",
         summary="keep evaluation hooks after IterTimerHook (moved there, at the timer's "
         "priority, when registered before it)",
+        replacement="register the evaluation hook with priority='LOW' (after IterTimerHook)",
     ),
 )

@@ -20,6 +20,7 @@ SHIMS = (
         "'ConfigDict' object has no attribute 'device' (mmdet#7848, #7901, #8535)",
         summary="train_detector fills a missing cfg.device as newer tools/train.py does "
         "(get_device(); 'cpu' for a non-distributed run in CPU mode)",
+        replacement="cfg.device = mmdet.utils.get_device() before train_detector, as tools/train.py does",
     ),
     Shim(
         "mmdet.apex_amp_before_wrappers",
@@ -30,5 +31,7 @@ SHIMS = (
         risk=RISK_BEHAVIOUR,
         broke=amp.BROKE,
         summary=amp.SUMMARY,
+        replacement="fp16 = dict(loss_scale=512.) with mmcv's Fp16OptimizerHook instead of apex, or call "
+        "amp.initialize before the model is wrapped",
     ),
 )

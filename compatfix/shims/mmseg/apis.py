@@ -20,6 +20,7 @@ SHIMS = (
         "'ConfigDict' object has no attribute 'device'",
         summary="train_segmentor fills a missing cfg.device as newer tools/train.py does "
         "(get_device(); 'cpu' for a non-distributed run in CPU mode)",
+        replacement="cfg.device = mmseg.utils.get_device() before train_segmentor, as tools/train.py does",
     ),
     Shim(
         "mmseg.apex_amp_before_wrappers",
@@ -30,5 +31,7 @@ SHIMS = (
         risk=RISK_BEHAVIOUR,
         broke=amp.BROKE,
         summary=amp.SUMMARY,
+        replacement="fp16 = dict(loss_scale=512.) with mmcv's Fp16OptimizerHook instead of apex, or call "
+        "amp.initialize before the model is wrapped",
     ),
 )

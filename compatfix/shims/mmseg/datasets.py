@@ -19,5 +19,6 @@ SHIMS = (
         "option needs num_workers > 0",
         summary="build_dataloader drops persistent_workers when the loader has no worker "
         "processes",
+        replacement="persistent_workers=False where workers_per_gpu is 0",
     ),
 )

@@ -20,5 +20,6 @@ SHIMS = (
         "(mmseg#1046, fixed by #1103 in 0.20)",
         summary="UPerHead/FPN lateral convolutions hand the head a copy of their output while "
         "gradients are recorded, so the in-place add no longer changes a saved tensor",
+        replacement="laterals[i - 1] = laterals[i - 1] + resize(...) (out of place), as mmseg >= 0.20 does",
     ),
 )

@@ -59,5 +59,10 @@ SHIMS = (
         broke="SciPy 1.14 (2024-06) removed scipy.integrate.simps, trapz and cumtrapz (renamed "
         "simpson, trapezoid, cumulative_trapezoid in 1.6)",
         summary="restore trapz and cumtrapz as aliases and simps with its old even='avg' rule",
+        replacement="scipy.integrate.simpson, trapezoid and cumulative_trapezoid",
+        renames={"scipy.integrate.trapz": "scipy.integrate.trapezoid",
+                 "scipy.integrate.cumtrapz": "scipy.integrate.cumulative_trapezoid"},
+        rewrites={"scipy.integrate.simps": "scipy.integrate.simpson (its even='avg' rule for an even number "
+                  "of samples is gone: results differ there)"},
     ),
 )

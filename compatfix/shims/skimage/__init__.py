@@ -100,6 +100,9 @@ SHIMS = (
         broke="scikit-image 0.21 (2023-06) removed the multichannel argument (deprecated in 0.19 for "
         "channel_axis) of gaussian, rescale, hog, slic, structural_similarity, the denoisers and others",
         summary="accept multichannel=True/False again as channel_axis=-1/None",
+        replacement="channel_axis=-1 for multichannel=True, channel_axis=None for multichannel=False",
+        rewrites={"%s.%s(+multichannel)" % (module, function): "channel_axis=-1 (True) or None (False)"
+                  for module, functions in MULTICHANNEL.items() for function in functions},
     ),
     Shim(
         "skimage.selem",
@@ -109,5 +112,8 @@ SHIMS = (
         broke="scikit-image 0.21 (2023-06) removed the selem argument (renamed footprint in 0.19) of the "
         "morphology operators, filters.median and the rank filters",
         summary="accept selem= again as footprint=",
+        replacement="footprint= for selem=",
+        rewrites={("%s.%s(+selem)" % (module, function)): "footprint="
+                  for module, functions in SELEM.items() for function in functions or ("*",)},
     ),
 )

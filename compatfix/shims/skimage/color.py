@@ -20,5 +20,7 @@ SHIMS = (
         broke="scikit-image 0.21 (2023-06) removed skimage.color.rgb2grey and grey2rgb (deprecated in 0.19 "
         "for rgb2gray and gray2rgb)",
         summary="restore rgb2grey and grey2rgb as aliases of rgb2gray and gray2rgb",
+        replacement="skimage.color.rgb2gray and gray2rgb",
+        renames={"skimage.color.rgb2grey": "skimage.color.rgb2gray", "skimage.color.grey2rgb": "skimage.color.gray2rgb"},
     ),
 )

@@ -35,6 +35,9 @@ SHIMS = (
         broke="scikit-image 0.21 (2023-06) removed skimage.feature.greycomatrix and greycoprops (renamed "
         "graycomatrix and graycoprops in 0.19), used for GLCM texture features",
         summary="restore greycomatrix and greycoprops as aliases of graycomatrix and graycoprops",
+        replacement="skimage.feature.graycomatrix and graycoprops",
+        renames={"skimage.feature.greycomatrix": "skimage.feature.graycomatrix",
+                 "skimage.feature.greycoprops": "skimage.feature.graycoprops"},
     ),
     Shim(
         "skimage.feature.register_translation",
@@ -45,5 +48,8 @@ SHIMS = (
         broke="scikit-image 0.19 (2021-12) removed skimage.feature.register_translation (moved to "
         "skimage.registration.phase_cross_correlation in 0.17)",
         summary="restore it on phase_cross_correlation with its positional arguments and return_error",
+        replacement="skimage.registration.phase_cross_correlation",
+        rewrites={"skimage.feature.register_translation": "skimage.registration.phase_cross_correlation "
+                  "(return_error and the keyword names differ)"},
     ),
 )

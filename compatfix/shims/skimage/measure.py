@@ -99,6 +99,15 @@ SHIMS = (
         "compare_nrmse (renamed into skimage.metrics in 0.16), the metrics of 2018-20 restoration and GAN code",
         summary="restore them over skimage.metrics with their old positional signatures, multichannel and "
         "compare_ssim's old data_range default (the dtype's range)",
+        replacement="skimage.metrics.structural_similarity, peak_signal_noise_ratio, mean_squared_error, "
+        "normalized_root_mse",
+        renames={"skimage.measure.compare_mse": "skimage.metrics.mean_squared_error"},
+        rewrites={
+            "skimage.measure.compare_ssim": "skimage.metrics.structural_similarity (pass data_range; "
+            "channel_axis for multichannel)",
+            "skimage.measure.compare_psnr": "skimage.metrics.peak_signal_noise_ratio (pass data_range)",
+            "skimage.measure.compare_nrmse": "skimage.metrics.normalized_root_mse (norm_type became normalization)",
+        },
     ),
     Shim(
         "skimage.measure.marching_cubes",
@@ -109,5 +118,9 @@ SHIMS = (
         broke="scikit-image 0.19 (2021-12) removed skimage.measure.marching_cubes_lewiner and "
         "marching_cubes_classic (merged into marching_cubes(method=...) in 0.17), used to mesh SDF volumes",
         summary="restore them on marching_cubes with method='lewiner' / 'lorensen' and their old returns",
+        replacement="skimage.measure.marching_cubes(volume, method='lewiner' or 'lorensen')",
+        rewrites={"skimage.measure.marching_cubes_lewiner": "skimage.measure.marching_cubes(volume, method='lewiner')",
+                  "skimage.measure.marching_cubes_classic": "skimage.measure.marching_cubes(volume, method='lorensen') "
+                  "(returns normals and values too)"},
     ),
 )

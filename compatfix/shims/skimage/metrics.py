@@ -39,5 +39,7 @@ SHIMS = (
         "papers' SSIM values, which are not correct ones for images in [0, 1])",
         risk=RISK_BEHAVIOUR,
         default=False,
+        replacement="data_range=2 for float images in [-1, 1] (the old default), or the images' real range",
+        rewrites={"skimage.metrics.structural_similarity(-data_range)": "structural_similarity(..., data_range=...)"},
     ),
 )

@@ -22,5 +22,7 @@ SHIMS = (
         broke="scikit-image 0.19 (2021-12) removed skimage.morphology.watershed (moved to "
         "skimage.segmentation.watershed in 0.17), used by instance-segmentation post-processing",
         summary="restore it as skimage.segmentation.watershed",
+        replacement="skimage.segmentation.watershed",
+        renames={"skimage.morphology.watershed": "skimage.segmentation.watershed"},
     ),
 )

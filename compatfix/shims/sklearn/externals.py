@@ -34,6 +34,8 @@ SHIMS = (
         restores=["joblib"],
         broke=BROKE,
         summary="restore sklearn.externals.joblib as the joblib package scikit-learn depends on",
+        replacement="import joblib",
+        renames={"sklearn.externals.joblib": "joblib"},
     ),
     Shim(
         "sklearn.externals.joblib.module",
@@ -44,5 +46,7 @@ SHIMS = (
         broke=BROKE,
         summary="provide the module sklearn.externals.joblib with joblib's public names (dump, load, "
         "Parallel, delayed, Memory)",
+        replacement="import joblib",
+        renames={"sklearn.externals.joblib": "joblib"},
     ),
 )

@@ -33,5 +33,9 @@ SHIMS = (
         "whose linear_assignment every SORT/DeepSORT-derived tracker calls",
         summary="provide linear_assignment(X) on scipy.optimize.linear_sum_assignment, returning the old "
         "(n, 2) array of (row, column) pairs",
+        replacement="np.stack(scipy.optimize.linear_sum_assignment(X), axis=1)",
+        rewrites={"sklearn.utils.linear_assignment_": "scipy.optimize.linear_sum_assignment (returns two index arrays)",
+                  "sklearn.utils.linear_assignment_.linear_assignment":
+                  "np.stack(scipy.optimize.linear_sum_assignment(X), axis=1)"},
     ),
 )

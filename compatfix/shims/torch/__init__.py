@@ -316,6 +316,12 @@ SHIMS = (
         "module), used by FFT losses and spectral layers",
         summary="restore rfft/irfft/ifft on torch.fft with signal_ndim, normalized, onesided, "
         "signal_sizes and the real-view (..., 2) layout",
+        replacement="torch.fft.rfftn / irfftn / ifftn with torch.view_as_real / view_as_complex for the (..., 2) layout",
+        rewrites={
+            "torch.rfft": "torch.view_as_real(torch.fft.rfftn(x, dim=...)) (onesided; normalized=True is norm='ortho')",
+            "torch.irfft": "torch.fft.irfftn(torch.view_as_complex(x), s=signal_sizes, dim=...)",
+            "torch.ifft": "torch.view_as_real(torch.fft.ifftn(torch.view_as_complex(x), dim=...))",
+        },
     ),
     Shim(
         "torch.linalg_removals",
@@ -326,6 +332,17 @@ SHIMS = (
         broke="torch 1.13-2.x turned torch.symeig, eig, solve, lstsq, qr, cholesky and matrix_rank "
         "(deprecated in 1.9) into stubs raising 'deprecated since version 1.9 and is now removed'",
         summary="restore them on torch.linalg with their old argument orders, tuples and layouts",
+        replacement="torch.linalg.eigh, eig, solve, lstsq, qr, cholesky and matrix_rank (argument orders and "
+        "returns differ)",
+        rewrites={
+            "torch.symeig": "torch.linalg.eigh(A, UPLO='U' for upper=True) (eigenvectors always returned)",
+            "torch.eig": "torch.linalg.eig(A) (complex eigenvalues and eigenvectors)",
+            "torch.solve": "torch.linalg.solve(A, B) for torch.solve(B, A); no LU is returned",
+            "torch.lstsq": "torch.linalg.lstsq(A, B).solution for torch.lstsq(B, A) (not padded)",
+            "torch.qr": "torch.linalg.qr(A, mode='reduced' for some=True, 'complete' for some=False)",
+            "torch.cholesky": "torch.linalg.cholesky(A, upper=...)",
+            "torch.matrix_rank": "torch.linalg.matrix_rank(A, hermitian=symmetric, atol=tol)",
+        },
     ),
     Shim(
         "torch.uint8_masks",
@@ -336,6 +353,7 @@ SHIMS = (
         "('only supports boolean masks'), which torch 1.2-1.13 took with a deprecation warning",
         summary="retry a call that failed on a uint8 mask with mask.bool() (nonzero = selected, as before); "
         "working calls are not touched",
+        replacement="boolean masks: mask.bool(), or build the mask with a comparison",
     ),
     Shim(
         "torch.stft_real_view",
@@ -346,6 +364,8 @@ SHIMS = (
         "complex input, where 2020-22 audio code used the real (..., 2) layout (the default before 1.8)",
         summary="stft without return_complex returns the old real view (view_as_real of the complex "
         "result); istft takes that real view again",
+        replacement="torch.view_as_real(torch.stft(..., return_complex=True)); torch.istft(torch.view_as_complex(x), ...)",
+        rewrites={"torch.stft(-return_complex:9)": "torch.view_as_real(torch.stft(..., return_complex=True))"},
     ),
     Shim(
         "torch.comparisons_contiguous",
@@ -360,6 +380,7 @@ SHIMS = (
         summary="Tensor.eq/ne/lt/le/gt/ge and torch.eq/... return a contiguous result again (a copy only "
         "where the result is not contiguous; out= calls untouched); the operators ==, <, ... are left "
         "alone, as wrapping them would slow every comparison in every library",
+        replacement=".reshape(-1) (or .contiguous().view(-1)) on a comparison's result",
     ),
     Shim(
         "torch.inplace_int_arithmetic",
@@ -372,5 +393,6 @@ SHIMS = (
         "float ('result type Float can't be cast to the desired output type Long'): a += 0.5, a /= 2",
         summary="opt-in: torch 1.4's rule again for those calls only, a number operand truncated to the "
         "tensor's dtype and integer division truncating; silently truncating can hide bugs, hence opt-in",
+        replacement="out-of-place arithmetic with an explicit cast (a = (a * 0.5).long()) or a float tensor",
     ),
 )

@@ -32,6 +32,11 @@ SHIMS = (
         apply=restore_six,
         broke="torch 2.0 (2023-03) deleted torch._six",
         summary="provide torch._six (container_abcs, string_classes, int_classes, inf, nan)",
+        replacement="the standard library: str, int, collections.abc, math.inf, math.nan",
+        renames={"torch._six.string_classes": "(str, bytes)", "torch._six.int_classes": "int",
+                 "torch._six.container_abcs": "collections.abc", "torch._six.inf": "math.inf",
+                 "torch._six.nan": "math.nan"},
+        rewrites={"torch._six": "the standard library (str, int, collections.abc, math.inf, math.nan)"},
     ),
     Shim(
         "torch._six.names",
@@ -41,5 +46,6 @@ SHIMS = (
         apply=restore_six,
         broke="torch 1.8-1.9 (2021) dropped int_classes and container_abcs from torch._six",
         summary="restore the names that torch 1.8-1.13's torch._six no longer has",
+        replacement="int and collections.abc",
     ),
 )

@@ -118,6 +118,7 @@ SHIMS = (
         "'CUDA error: invalid device ordinal'",
         summary="torch.cuda.set_device's 'invalid device ordinal' says how many GPUs there are, "
         "and how to launch fewer processes or share GPUs",
+        replacement="launch at most torch.cuda.device_count() processes per node (--nproc_per_node)",
     ),
     Shim(
         SHIM_OVERSUBSCRIBE,
@@ -131,5 +132,6 @@ SHIMS = (
         "'CUDA error: invalid device ordinal'",
         summary="opt-in: torch.cuda.set_device(N) beyond the device count uses N modulo the "
         "count (processes share GPUs), with a warning",
+        replacement="torch.cuda.set_device(local_rank % torch.cuda.device_count())",
     ),
 )

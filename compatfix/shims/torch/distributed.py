@@ -314,6 +314,7 @@ SHIMS = (
         "supported with GPUs, no GPUs found!' (no CUDA device); launch scripts hard-code nccl",
         summary="init_process_group/new_group use gloo (one warning) where nccl is asked for "
         "but torch has no NCCL or no CUDA device is visible",
+        replacement="backend='nccl' if torch.cuda.is_available() and torch.distributed.is_nccl_available() else 'gloo'",
     ),
     Shim(
         SHIM_ENV,
@@ -327,6 +328,7 @@ SHIMS = (
         "raises 'environment variable RANK expected, but not set'",
         summary="opt-in: env:// without a launcher's variables becomes a world of one process "
         "on a free loopback port (sets MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE)",
+        replacement="run under torchrun, or set MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE for one process",
     ),
     Shim(
         SHIM_NAMES,
@@ -341,6 +343,11 @@ SHIMS = (
         "(apex, DeepSpeed) raises AttributeError on a torch with another",
         summary="every missing name of all-gather/reduce-scatter/gather into one tensor "
         "serves the function the running torch has under another name",
+        replacement="the name the running torch has: all_gather_into_tensor / reduce_scatter_tensor since torch 1.13",
+        rewrites={
+            "torch.distributed._all_gather_base": "torch.distributed.all_gather_into_tensor (torch >= 1.13)",
+            "torch.distributed._reduce_scatter_base": "torch.distributed.reduce_scatter_tensor (torch >= 1.13)",
+        },
     ),
     Shim(
         SHIM_FALLBACKS,
@@ -353,6 +360,7 @@ SHIMS = (
         "'_all_gather_base'",
         summary="where torch has no single-tensor all-gather/reduce-scatter at all, provide "
         "them over all_gather/all_reduce (correct, more traffic)",
+        replacement="torch >= 1.9, or all_gather / all_reduce of a list",
     ),
     Shim(
         SHIM_MASTER_PORT,
@@ -366,5 +374,6 @@ SHIMS = (
         "address ... EADDRINUSE'",
         summary="a single-node launch whose --master_port is in use takes a free port, with a "
         "warning (never with more than one node)",
+        replacement="--master_port of a free port (or torchrun --rdzv-endpoint localhost:0)",
     ),
 )

@@ -61,5 +61,6 @@ SHIMS = (
         "TypeError: FormatCode() got an unexpected keyword argument 'verify'",
         summary="let Config.pretty_text/dump work on yapf >= 0.40.2: the FormatCode that "
         "mmcv.utils.config bound drops verify= (only where yapf's FormatCode has none)",
+        replacement="mmcv >= 1.7.2, or yapf < 0.40.2",
     ),
 )

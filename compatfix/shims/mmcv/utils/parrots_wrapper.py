@@ -47,5 +47,6 @@ SHIMS = (
         "AttributeError: 'super' object has no attribute '_specify_ddp_gpu_num'",
         summary="mmcv's SyncBatchNorm._specify_ddp_gpu_num does nothing where torch has no "
         "such method (torch >= 1.9 needs none)",
+        replacement="mmcv >= 1.3.9",
     ),
 )

@@ -116,5 +116,6 @@ SHIMS = (
         summary="a registration clashing only with another top-level package's entry is made "
         "with force=True (the later, user's class wins), reported once per name; a package "
         "registering a name twice itself still fails",
+        replacement="@MODELS.register_module(force=True) on the user's class, or a name of its own",
     ),
 )
