@@ -65,6 +65,9 @@ def shim_rows(shims: list[Shim], settings: Settings, off_because: str | None = N
                 "broke": shim.broke,
                 "summary": shim.summary,
                 "origin": shim.origin,
+                "replacement": shim.replacement,
+                "renames": dict(shim.renames),
+                "rewrites": dict(shim.rewrites),
                 "source": source_of(shim),
             }
         )
