@@ -816,16 +816,13 @@ def _path_key() -> "tuple[str, bool]":
 
 def _write_entry_point_cache(cache: str, key: str, found: "list[tuple[str, str]]") -> None:
     text = key + "\n\n" + "".join("%s\t%s\n" % item for item in found)
-    partial = "%s.%d.tmp" % (cache, os.getpid())
+    from compatfix import _files
+
     try:
-        with open(partial, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(partial, cache)  # whole or not at all, for processes reading it now
+        # Whole or not at all, for processes reading it now; never through a planted link.
+        _files.replace_with(cache, text.encode("utf-8"), mode=0o644)
     except OSError:  # a read-only install (no __pycache__, or not ours to write): scan each time
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
+        pass
 
 
 def _read_bytes(file: str) -> bytes:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import os
 import sys
 import _thread  # not threading: most targets never import it
-import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
     from typing import Any
 
-from compatfix import _messages
+from compatfix import _files, _messages
 
 _IMPORT_MACHINERY = ("<frozen importlib", "importlib/__init__", "importlib\\__init__")
 
@@ -97,33 +96,7 @@ class Recorder:
             }
 
 
-def _locked(lock_path: str, timeout: float = 30.0):
-    """A cross-platform exclusive lock: a file created with O_EXCL."""
-
-    class _Lock:
-        def __enter__(self):
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    self.fd = os.open(lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-                    return self
-                except FileExistsError:
-                    if time.monotonic() > deadline:  # a crashed writer left it behind
-                        try:
-                            os.unlink(lock_path)
-                        except FileNotFoundError:  # another waiter removed it first
-                            pass
-                        deadline = time.monotonic() + timeout
-                        continue
-                    time.sleep(0.01)
-
-        def __exit__(self, *exc):
-            os.close(self.fd)
-            os.unlink(lock_path)
-
-    return _Lock()
-
-
+LOCK_TIMEOUT = 1.0  # seconds a process's exit waits for the other ranks' writes, then skips
 MAX_REPORT_BYTES = 64 << 20  # a report of thousands of processes is a few MB
 
 
@@ -164,17 +137,16 @@ def write(path: str, record: dict[str, Any], run_id: str) -> None:
     problem = check_writable(path)
     if problem:
         raise OSError(problem)
-    with _locked(path + ".lock"):
+    # Every rank of a run adds its record at exit: a lock (which dies with its holder)
+    # and a write through a new, unpredictably named file (never a planted link).
+    with _files.locked(path + ".lock", timeout=LOCK_TIMEOUT):
         report = _read_report(path)
         if not isinstance(report, dict) or report.get("run_id") != run_id or not isinstance(
             report.get("processes"), list
         ):
             report = {"compatfix_version": __version__, "run_id": run_id, "processes": []}
         report["processes"].append(record)
-        temporary = "%s.%d.tmp" % (path, os.getpid())
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=2)
-        os.replace(temporary, path)
+        _files.replace_with(path, json.dumps(report, indent=2).encode("utf-8"), mode=0o644)
 
 
 def check_writable(path: str) -> str | None:

@@ -3,21 +3,23 @@ the caller passed neither ``weights_only`` nor ``pickle_module`` (a caller who c
 the choice) and neither ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` nor
 ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` is set:
 
-1. torch's own weights-only load runs first, unchanged.
-2. If torch refuses the file, the **data-only loader** (shim ``torch.serialization.load_data_only_classes``,
-   ``compatfix.checkpoint.unpickler``) loads it again. A zip checkpoint whose pickle
-   names a global the loader does not resolve is not even unpickled: its global names
-   are read first.
-3. If that refuses too, the file loads with full pickle (``weights_only=False``) only
-   when it is trusted (shim ``torch.serialization.load_trusted_files``, risk "security"): its sha256 is
-   in the trust store (``compatfix.checkpoint.trust_store``), or the user opted in with
-   ``COMPATFIX_TORCH_LOAD=trust-all`` or ``COMPATFIX_TORCH_LOAD_TRUST=<files or folders>``.
-   For the store, the file is read once: those bytes are hashed and those bytes are
-   loaded, from memory, so nothing can swap the file between the check and the load.
-4. Otherwise the load fails with a message that leads with the reason (the global that
-   is not allowed) and the opt-ins, then what compatfix tried, then torch's own text.
+1. torch's own weights-only load runs, with the data-only allow-list added when shim
+   ``torch.serialization.load_data_only_classes`` is on (``compatfix.checkpoint.unpickler``:
+   torch's unpickler and torch's checks, plus a few data classes rebuilt by validating
+   constructors). One pass: a file torch accepts loads exactly as torch loads it.
+2. If that refuses the file, it loads with full pickle (``weights_only=False``) only
+   when it is trusted (shim ``torch.serialization.load_trusted_files``, risk "security"): its
+   sha256 is in the trust store (``compatfix.checkpoint.trust_store``), or the user opted
+   in with ``COMPATFIX_TORCH_LOAD=trust-all`` or ``COMPATFIX_TORCH_LOAD_TRUST=<files or
+   folders>``. For the store, the file is read once: those bytes are hashed and those
+   bytes are loaded, from memory, so nothing can swap the file between the check and
+   the load. ``torch.save`` records the sha256 of the bytes it writes, as it writes them.
+3. Otherwise the load fails with a message that leads with the reason (the global that
+   is not allowed) and the opt-ins, then what compatfix tried, then torch's own text. A
+   file that is not a checkpoint at all (an HTML error page saved as ``model.pth``) says
+   so, and is offered no opt-in.
 
-Which steps are on is not state that an apply leaves behind: each load asks the engine's
+Which steps are on is not state that an apply leaves behind: each call asks the engine's
 settings whether each of the two shims is enabled (``current_policy``).
 """
 
@@ -30,9 +32,9 @@ import stat
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from compatfix import _messages
+from compatfix import _files, _messages
 from compatfix.checkpoint import trust_store
-from compatfix.checkpoint.unpickler import DATA_ONLY_PICKLE, _collecting, data_only_global
+from compatfix.checkpoint.unpickler import data_only_scope
 from compatfix.patching import record_redirect
 
 SHIM_DATA_ONLY = "torch.serialization.load_data_only_classes"
@@ -129,23 +131,27 @@ def _explicit_trust(f: Any) -> str | None:
 
 def _read_once(f: Any, rewind: Callable[[], None], sizes: set[int]) -> bytes | None:
     """The bytes of ``f`` (a regular file's path, or a stream from where the load
-    started), read once, if their size is one a stored checkpoint has; else None."""
+    started), read once, if their size is one a stored checkpoint has; else None. Reads
+    the size of this file, never more (a store may list a 100 GB checkpoint)."""
     if _is_path(f):
         try:
             fd = trust_store.open_regular(os.fspath(f))
         except OSError:
             return None  # a pipe, a device, a file that is gone: nothing to trust
         with os.fdopen(fd, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size not in sizes:
+            size = os.fstat(handle.fileno()).st_size
+            if size not in sizes:
                 return None
-            return handle.read(max(sizes) + 1)
-    rewind()
-    start = f.tell()
-    size = f.seek(0, io.SEEK_END) - start
-    if size not in sizes:
-        return None
-    rewind()
-    return f.read(max(sizes) + 1)
+            data = handle.read(size + 1)
+    else:
+        rewind()
+        start = f.tell()
+        size = f.seek(0, io.SEEK_END) - start
+        if size not in sizes:
+            return None
+        rewind()
+        data = f.read(size + 1)
+    return data if len(data) == size else None  # it grew or shrank while being read
 
 
 def _stored_trust(f: Any, rewind: Callable[[], None]) -> tuple[str, bytes] | None:
@@ -158,7 +164,7 @@ def _stored_trust(f: Any, rewind: Callable[[], None]) -> tuple[str, bytes] | Non
     if not sizes:
         return None
     data = _read_once(f, rewind, sizes)
-    if data is None or len(data) not in sizes:
+    if data is None:
         return None
     digest = trust_store.sha256_of_bytes(data)
     if not trust_store.is_trusted(digest, store):
@@ -170,29 +176,103 @@ def _stored_trust(f: Any, rewind: Callable[[], None]) -> tuple[str, bytes] | Non
     return reason, data
 
 
-def remember_saved(f: Any) -> None:
-    """Record what ``torch.save`` just wrote to ``f`` in the trust store. Never raises:
-    the save has succeeded, whatever happens here."""
-    try:
-        if trust_store.store_path() is None:
-            return
-        if not _is_path(f):
-            flush = getattr(f, "flush", None)
-            if flush is None or _file_path(f) is None:
-                return  # a buffer, a socket: nothing on disk to trust later
+# --- the save ------------------------------------------------------------------------------
+
+
+class _HashingWriter:
+    """What ``torch.save`` writes into when its file is recorded: the file itself, with
+    every byte hashed on its way there, so the store records the bytes that were written
+    (not whatever a name holds after the save). It has no ``fileno``: torch then writes
+    every byte through ``write`` (its legacy format would write storages to the
+    descriptor directly); the bytes are the same."""
+
+    def __init__(self, target: Any) -> None:
+        import hashlib  # only when a save is recorded: it loads OpenSSL
+
+        self._target = target
+        self._digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: Any) -> int:
+        written = self._target.write(data)
+        view = memoryview(data).cast("B")
+        if written is not None and written < len(view):
+            view = view[:written]  # a raw file took part of it: the rest never reached the file
+        self._digest.update(view)
+        self.size += len(view)
+        return len(view)
+
+    def flush(self) -> None:
+        flush = getattr(self._target, "flush", None)
+        if flush is not None:
             flush()
-        path = _file_path(f)
-        if path is None or not _regular_file(path):
-            return  # a named pipe, a device: never opened again to hash it
-        trust_store.record(path, trust_store.sha256_of_file(path), os.path.getsize(path))
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
+def _regular_descriptor(f: Any) -> bool:
+    """Whether the open file ``f`` writes to a regular file, asked of its descriptor
+    (never of its name, which may name another file by now)."""
+    try:
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False  # a buffer, a socket, a pipe: nothing on disk to trust later
+
+
+def _remember(written: _HashingWriter, where: str) -> None:
+    """Record what ``torch.save`` wrote. Never raises: the save has succeeded, whatever
+    happens here."""
+    try:
+        trust_store.record(where, written.hexdigest(), written.size)
     except trust_store.UnsafeStore as exc:
         trust_store._warn_unsafe(exc)
+    except _files.LockTimeout:
+        _messages.say(
+            "the trust store is busy (another process held its lock for over %.0f s); %s is not recorded and "
+            "will need an opt-in to load if torch's weights-only loader refuses it"
+            % (trust_store.LOCK_TIMEOUT, ascii(where)),
+            key="trust store busy",
+        )
     except Exception as exc:
         _messages.say(
             "could not record %s in the trust store (%s); it will need an opt-in to load "
-            "if torch's weights-only loader refuses it" % (ascii(_file_name(f)), exc),
+            "if torch's weights-only loader refuses it" % (ascii(where), exc),
             key="trust store write",
         )
+
+
+def _save_recorded(original: Callable[..., Any], obj: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    if _is_path(f):
+        with open(f, "wb") as handle:  # as torch opens a path
+            regular = _regular_descriptor(handle)
+            written = _HashingWriter(handle)
+            result = original(obj, written, *args, **kwargs)
+        where = os.path.abspath(os.fsdecode(os.fspath(f)))
+    else:
+        regular = _regular_descriptor(f)
+        if not regular:
+            return original(obj, f, *args, **kwargs)
+        written = _HashingWriter(f)
+        result = original(obj, written, *args, **kwargs)
+        name = getattr(f, "name", None)
+        where = os.path.abspath(name) if isinstance(name, str) else "<file descriptor %d>" % f.fileno()
+    if regular:
+        _remember(written, where)
+    return result
+
+
+def make_save(original: Callable[..., Any], policy_of: Callable[[], Policy] = current_policy) -> Callable[..., Any]:
+    """``torch.save`` that records the bytes it writes in the trust store when trust is on."""
+    import functools
+
+    @functools.wraps(original)
+    def save(obj, f, *args, **kwargs):
+        if not policy_of().trusted or trust_store.store_path() is None:
+            return original(obj, f, *args, **kwargs)
+        return _save_recorded(original, obj, f, args, kwargs)
+
+    return save
 
 
 # --- the load ------------------------------------------------------------------------------
@@ -223,9 +303,9 @@ def _refusal(torch_error: Exception, f: Any, reason: str, tried: list[str]) -> p
         "compatfix: torch.load(%r) refused: %s." % (_file_name(f), reason),
         "Loading this file with full pickle would run any code it contains. If you trust it, opt in with "
         "%s=%s (this file; a folder trusts the files under it; several are separated by %r), %s=%s "
-        "(every file), or torch.load(..., weights_only=False) in the code. compatfix's "
-        "docs/checkpoints.md explains the policy."
-        % (ENV_TRUST_PATHS, _file_path(f) or "PATH", os.pathsep, ENV_POLICY, TRUST_ALL),
+        "(every file), or torch.load(..., weights_only=False) in the code. The policy: %s"
+        % (ENV_TRUST_PATHS, _file_path(f) or "PATH", os.pathsep, ENV_POLICY, TRUST_ALL,
+           _messages.docs_link("checkpoints.md")),
         "What compatfix tried:",
     ]
     lines += ["  - %s" % step for step in tried]
@@ -236,81 +316,124 @@ def _refusal(torch_error: Exception, f: Any, reason: str, tried: list[str]) -> p
 
 
 _DATA_ONLY_STEP = (
-    "its data-only loader (argparse.Namespace, numpy scalars/dtypes/arrays, pathlib paths, yacs CfgNode, "
-    "mmcv Config/ConfigDict; it runs no code from the file), which refused it: "
+    "torch's weights-only load with compatfix's data-only classes (argparse.Namespace, numpy "
+    "scalars/dtypes/arrays, pathlib paths, yacs CfgNode, mmcv Config/ConfigDict, each rebuilt from "
+    "checked data; it runs no code from the file), which refused it"
 )
 
 
-def _refused_global_in(f: Any, rewind: Callable[[], None]) -> str | None:
-    """Why the data-only loader would refuse ``f``, from the global names in its pickle,
-    read without loading anything (zip checkpoints); None if it would not, or when the
-    file cannot be scanned (then the loader decides). Spares a full load of a file that
-    holds other classes, and never unpickles a file that names e.g. ``os.system``."""
-    from torch.serialization import get_unsafe_globals_in_checkpoint
-
-    rewind()
-    try:
-        keys = get_unsafe_globals_in_checkpoint(f)
-    except Exception:  # torch < 1.6's format, opcodes torch's scanner does not know
-        return None
-    for key in sorted(keys):
-        module, _, name = key.rpartition(".")
-        try:
-            data_only_global(module, name)
-        except Exception as exc:
-            return "%s (found by scanning the file, before loading it)" % exc
-    return None
-
-
-def _load_data_only(original, f, rewind, map_location, mmap, pickle_load_args) -> tuple[bool, Any]:
-    """``(True, the loaded object)``, or ``(False, why the data-only loader refused)``."""
-    rewind()
-    _collecting.names = set()
-    try:
-        result = original(f, map_location, DATA_ONLY_PICKLE, weights_only=False, mmap=mmap, **pickle_load_args)
-        used = ", ".join(sorted(_collecting.names)) or "torch's own classes only"
-    except Exception as exc:
-        return False, str(exc)
-    finally:
-        _collecting.names = None
-    record_redirect(SHIM_DATA_ONLY, "torch.load(%s): data-only classes %s" % (_file_name(f), used))
-    _messages.say(
-        "torch.load: torch >= 2.6's weights-only default refused a checkpoint with data-only classes (%s); "
-        "compatfix loaded it with its data-only loader, which runs no code from the file "
-        "(docs/checkpoints.md)" % used,
-        key=SHIM_DATA_ONLY,
-    )
-    return True, result
-
-
 def _torch_reason(torch_error: Exception) -> str:
-    # torch's first line after its preamble, e.g. "Unsupported global: GLOBAL posix.system".
+    # The unpickler's line after torch's preamble, e.g. "Unsupported global: GLOBAL posix.system".
     for line in str(torch_error).splitlines():
         line = line.strip()
-        if line.startswith(("Unsupported", "Can only")):
-            return "torch's weights-only loader: " + line
+        if line.startswith("WeightsUnpickler error: "):
+            line = line[len("WeightsUnpickler error: "):]
+        if line.startswith(("Unsupported", "Can only", "compatfix's data-only loader", "Trying to")):
+            return line.rstrip(".")
     return "torch's weights-only loader refused it"
 
 
+# --- files that are not checkpoints ---------------------------------------------------------
+
+_LOOKS_LIKE = (
+    ((b"<!doctype html", b"<html", b"<head", b"<?xml", b"<body"),
+     "an HTML page: a download that saved an error or login page instead of the file?"),
+    ((b"version https://git-lfs",), "a Git LFS pointer: run `git lfs pull` to fetch the real file"),
+    ((b"{", b"["), "JSON text, not a checkpoint"),
+)
+
+
+def _what_it_looks_like(head: bytes) -> str:
+    text = head.lstrip().lower()
+    if not text:
+        return "an empty file"
+    for prefixes, description in _LOOKS_LIKE:
+        if text.startswith(prefixes):
+            return description
+    if all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head[:512]):
+        return "a text file"
+    return "not a pickle"
+
+
+def _pickles_parse(stream: Any, count: int) -> bool:
+    """Whether ``stream`` holds ``count`` well-formed pickles, read opcode by opcode
+    (``pickletools.genops``: nothing is built or run)."""
+    import pickletools
+
+    try:
+        for _ in range(count):
+            for _ in pickletools.genops(stream):
+                pass
+    except Exception:
+        return False
+    return True
+
+
+def _not_a_checkpoint(f: Any, rewind: Callable[[], None]) -> str | None:
+    """What ``f`` looks like if no loader could parse it (neither a zip checkpoint nor
+    torch's older pickles), else None."""
+    if _is_path(f):
+        with open(f, "rb") as handle:
+            return _describe_unparseable(handle, lambda: handle.seek(0))
+    rewind()
+    return _describe_unparseable(f, rewind)
+
+
+def _describe_unparseable(handle: Any, rewind: Callable[[], Any]) -> str | None:
+    head = handle.read(512)
+    rewind()
+    if not head.startswith(b"PK\x03\x04"):
+        # torch < 1.6's format: the magic number, the protocol, the system info, the object.
+        return None if _pickles_parse(handle, 4) else _what_it_looks_like(head)
+    # torch's zip reader opened it already (the refusal came from the unpickler); read
+    # its pickle with the same reader.
+    from torch.serialization import _open_zipfile_reader
+
+    try:
+        with _open_zipfile_reader(handle) as archive:
+            pickled = archive.get_record("data.pkl")
+    except Exception:
+        return "a damaged zip file (an interrupted download?)"
+    return None if _pickles_parse(io.BytesIO(pickled), 1) else "a zip whose data.pkl is not a pickle"
+
+
+def _unreadable(torch_error: Exception, f: Any, what: str) -> pickle.UnpicklingError:
+    return pickle.UnpicklingError(
+        "compatfix: torch.load(%r) failed: this is not a checkpoint that any loader can read (%s). "
+        "Nothing about it is a security question: fetch or save the file again.\n\ntorch's own message:\n%s"
+        % (_file_name(f), what, torch_error)
+    )
+
+
+# --- the load itself ------------------------------------------------------------------------
+
+
+def _note_data_only(f: Any, used: set[str]) -> None:
+    names = ", ".join(sorted(used))
+    record_redirect(SHIM_DATA_ONLY, "torch.load(%s): data-only classes %s" % (_file_name(f), names))
+    _messages.say(
+        "torch.load: torch >= 2.6's weights-only default refuses a checkpoint with data-only classes (%s); "
+        "compatfix loaded it with torch's weights-only loader and its data-only classes, which run no code "
+        "from the file (%s)" % (names, _messages.docs_link("checkpoints.md")),
+        key=SHIM_DATA_ONLY,
+    )
+
+
 def _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_load_args, policy: Policy) -> Any:
-    """What compatfix does with a file that torch's weights-only load refused."""
+    """What compatfix does with a file that the weights-only load refused."""
     name = _file_name(f)
-    tried = ["torch's weights-only load (its message is below)"]
     reason = _torch_reason(torch_error)
+    if policy.data_only:
+        tried = [_DATA_ONLY_STEP + " (its message is below)"]
+    else:
+        tried = ["torch's weights-only load (its message is below)",
+                 "not its data-only classes: shim %s is disabled" % SHIM_DATA_ONLY]
     if rewind is None:
         tried.append("nothing else: the file object cannot seek back for another try")
         raise _refusal(torch_error, f, reason, tried) from None
-    if policy.data_only:
-        refused = _refused_global_in(f, rewind)
-        if refused is None:
-            loaded, outcome = _load_data_only(original, f, rewind, map_location, mmap, pickle_load_args)
-            if loaded:
-                return outcome
-            refused = outcome
-        reason = refused
-        tried.append(_DATA_ONLY_STEP + refused)
-    else:
-        tried.append("not its data-only loader: shim %s is disabled" % SHIM_DATA_ONLY)
+    unreadable = _not_a_checkpoint(f, rewind)
+    if unreadable is not None:
+        raise _unreadable(torch_error, f, unreadable) from None
     if not policy.trusted:
         tried.append("not its trust rules: shim %s is disabled" % SHIM_TRUSTED)
         raise _refusal(torch_error, f, reason, tried) from None
@@ -319,8 +442,8 @@ def _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_l
     if why is not None:
         _messages.say(
             "WARNING: torch.load(%r) runs with full pickle (weights_only=False) because %s: any code "
-            "inside this file runs. torch's weights-only loader and compatfix's data-only loader "
-            "refused it." % (name, why),
+            "inside this file runs. torch's weights-only loader refused it, with compatfix's data-only "
+            "classes or without." % (name, why),
             key="torch.load full pickle " + name,
         )
         rewind()
@@ -354,27 +477,20 @@ def make_load(original: Callable[..., Any], policy_of: Callable[[], Policy] = cu
             return original(
                 f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args
             )
+        policy = policy_of()
         rewind = _rewinder(f)
         try:
-            return original(f, map_location, mmap=mmap, **pickle_load_args)
+            if not policy.data_only:
+                return original(f, map_location, mmap=mmap, **pickle_load_args)
+            with data_only_scope() as used:
+                loaded = original(f, map_location, mmap=mmap, **pickle_load_args)
+            if used:
+                _note_data_only(f, used)
+            return loaded
         except pickle.UnpicklingError as exc:
             if not str(exc).startswith(TORCH_REFUSAL):
                 raise
             torch_error = exc
-        return _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_load_args, policy_of())
+        return _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_load_args, policy)
 
     return load
-
-
-def make_save(original: Callable[..., Any], policy_of: Callable[[], Policy] = current_policy) -> Callable[..., Any]:
-    """``torch.save`` that records what it wrote in the trust store when trust is on."""
-    import functools
-
-    @functools.wraps(original)
-    def save(obj, f, *args, **kwargs):
-        result = original(obj, f, *args, **kwargs)
-        if policy_of().trusted:
-            remember_saved(f)
-        return result
-
-    return save

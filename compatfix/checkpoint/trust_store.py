@@ -15,9 +15,12 @@ or folder that is not owned by this user, or that group or others can write, is 
 the folder 0700 and the file 0600. The path field is escaped (JSON string escapes,
 ASCII only), so no save path can add a line, whatever separator it holds.
 
-Writers take a lock file and append one line; when the store grows past
-``MAX_ENTRIES`` it is rewritten, oldest lines dropped, through a temporary file and an
-atomic rename, so a reader never sees half a store. Readers take no lock.
+Writers take a lock (``compatfix._files.locked``: it dies with its holder, and a writer
+gives up after ``LOCK_TIMEOUT`` seconds, skipping the record with one message) and append
+one line, starting a new line first if the last one was cut short (a full disk, a killed
+writer). When the store grows past ``MAX_ENTRIES`` it is rewritten, oldest lines dropped,
+through a new temporary file and an atomic rename, so a reader never sees half a store.
+Readers take no lock, and skip every line that is not exactly four well-formed fields.
 """
 
 from __future__ import annotations
@@ -27,13 +30,15 @@ import stat
 import time
 from typing import IO, Iterator
 
-from compatfix import _messages
-from compatfix._report import _locked
+from compatfix import _files, _messages
 
 ENV_TRUST_STORE = "COMPATFIX_TRUST_STORE"
 STORE_FILE_NAME = "trusted-checkpoints.tsv"
 MAX_ENTRIES = 10000
 MAX_STORE_BYTES = 64 << 20  # ~10000 lines are ~2 MB: a larger file is not one compatfix wrote
+LOCK_TIMEOUT = 1.0  # seconds a torch.save waits for another process's record, then skips its own
+_MAX_SIZE_DIGITS = 19  # sizes below 2**63; a longer "size" is garbage (and int() of it is slow)
+_HEX = frozenset("0123456789abcdef")
 _HEADER = (
     "# compatfix trust store: checkpoints that torch.save wrote on this machine under compatfix.\n"
     "# sha256\tsize\tsaved (UTC)\tpath when saved (JSON-escaped)\n"
@@ -98,16 +103,6 @@ def _warn_unsafe(exc: UnsafeStore) -> None:
     _messages.say(str(exc), key="trust store unsafe")
 
 
-def sha256_of_stream(stream: IO[bytes]) -> str:
-    """The sha256 of what ``stream`` holds from its current position to its end."""
-    import hashlib  # only when a file is hashed: it loads OpenSSL
-
-    digest = hashlib.sha256()
-    for chunk in iter(lambda: stream.read(_CHUNK), b""):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
 def sha256_of_bytes(data: bytes) -> str:
     import hashlib
 
@@ -127,12 +122,6 @@ def open_regular(path: str, flags: int = os.O_RDONLY) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def sha256_of_file(path: str) -> str:
-    """The sha256 of the regular file at ``path`` (OSError for a pipe, a device ...)."""
-    with os.fdopen(open_regular(path), "rb") as handle:
-        return sha256_of_stream(handle)
 
 
 def _read_store(path: str) -> str:
@@ -162,9 +151,14 @@ def entries(path: str | None = None) -> Iterator[tuple[str, int, str, str]]:
         if line.startswith("#"):
             continue
         fields = line.split("\t", 3)
-        if len(fields) != 4 or len(fields[0]) != 64 or not fields[1].isdigit():
-            continue  # a line being written right now, or one a person broke by hand
+        if len(fields) != 4 or not _well_formed(fields[0], fields[1]):
+            continue  # a line being written right now, cut short, or broken by hand
         yield fields[0], int(fields[1]), fields[2], fields[3]
+
+
+def _well_formed(digest: str, size: str) -> bool:
+    return (len(digest) == 64 and set(digest) <= _HEX and 0 < len(size) <= _MAX_SIZE_DIGITS
+            and size.isascii() and size.isdigit())
 
 
 def trusted_sizes(path: str | None = None) -> set[int]:
@@ -192,14 +186,17 @@ def _make_folder(folder: str) -> None:
     os.chmod(folder, 0o700)  # makedirs applies the umask
 
 
-def _write_new(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(text)
+def _ends_with_newline(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return True
+    os.lseek(fd, size - 1, os.SEEK_SET)
+    return os.read(fd, 1) == b"\n"
 
 
 def record(checkpoint: str | bytes, digest: str, size: int, path: str | None = None) -> None:
-    """Add a checkpoint that this machine wrote to the store (UnsafeStore, OSError)."""
+    """Add a checkpoint that this machine wrote to the store (UnsafeStore, OSError, and
+    ``compatfix._files.LockTimeout`` when another writer holds the store too long)."""
     path = store_path() if path is None else path
     if path is None:
         return
@@ -208,20 +205,20 @@ def record(checkpoint: str | bytes, digest: str, size: int, path: str | None = N
     _make_folder(os.path.dirname(path))
     check_safe(path)
     saved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    line = "%s\t%d\t%s\t%s\n" % (digest, size, saved, escape_path(os.path.abspath(checkpoint)))
-    with _locked(path + ".lock"):
+    line = "%s\t%d\t%s\t%s\n" % (digest, size, saved, escape_path(checkpoint))
+    with _files.locked(path + ".lock", timeout=LOCK_TIMEOUT):
         kept = list(entries(path))
         if len(kept) < MAX_ENTRIES:
-            if not os.path.lexists(path):
-                _write_new(path, _HEADER + line)
-                return
-            fd = open_regular(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(line)
+            try:
+                fd = open_regular(path, os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+            except FileNotFoundError:
+                fd = _files.create_exclusive(path)
+                line = _HEADER + line
+            with os.fdopen(fd, "wb") as handle:
+                if not _ends_with_newline(fd):
+                    line = "\n" + line  # the last line was cut short: keep it out of ours
+                handle.write(line.encode("ascii"))
             return
         kept = kept[len(kept) - MAX_ENTRIES + 1:]
-        temporary = "%s.%d.tmp" % (path, os.getpid())
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
-        _write_new(temporary, _HEADER + "".join("%s\t%d\t%s\t%s\n" % entry for entry in kept) + line)
-        os.replace(temporary, path)
+        text = _HEADER + "".join("%s\t%d\t%s\t%s\n" % entry for entry in kept) + line
+        _files.replace_with(path, text.encode("ascii"))

@@ -1,35 +1,46 @@
-"""The data-only unpickler: torch's loading machinery with a pickle module that resolves
-only torch's own weights-only allow-list, the user's ``add_safe_globals`` and the
-data-only classes below, and rebuilds objects the way torch's weights-only loader
-reasons about them (docs/checkpoints.md, "What the loader can build").
+"""The data-only load: torch's own weights-only unpickler, widened by a documented
+allow-list of data classes, each rebuilt by a validating constructor of ours
+(docs/checkpoints.md, "What the data-only loader adds").
 
-Why allow-listing a class with ``torch.serialization.add_safe_globals`` is not enough
--------------------------------------------------------------------------------------
-torch's weights-only unpickler lets ``SETITEM``/``SETITEMS`` (the opcodes that fill a
-dict) act only on objects whose type is exactly ``dict``, ``OrderedDict`` or ``Counter``
-(``_check_set_item_target``; torch 2.14: "Can only SETITEMS for dict,
-collections.OrderedDict, collections.Counter, but got <class 'yacs.config.CfgNode'>").
-Every dict subclass (yacs ``CfgNode``, mmcv ``ConfigDict``, addict ``Dict``) pickles its
-items with those opcodes, so it fails even when allow-listed. Pickle's own unpickler
-would fill it through the class's ``__setitem__`` and look ``__setstate__`` up through
-the class's ``__getattr__``, which for these classes returns *items*: a crafted file
-could store a callable under the key ``"__setstate__"``. So the data-only loader hands
-the unpickler a private subclass whose ``__setitem__`` is ``dict.__setitem__`` and whose
-``__setstate__`` checks the state and then turns the object into the real class: the
-dict subclass is rebuilt as the dict it is, from its items and state, without running
-its own methods. mmcv's ``Config`` (not a dict) gets the same treatment, and none of
-these stand-ins can be called: a pickle may create them empty, never run their
-``__init__`` with its own arguments (``Config(filename=...)`` reads that file).
+Why torch's unpickler, and how it is widened
+--------------------------------------------
+torch's weights-only unpickler (``torch._weights_only_unpickler``) already decides every
+opcode: it resolves a GLOBAL only from its allow-list and ``add_safe_globals``, calls
+(REDUCE) or creates (NEWOBJ) only allow-listed callables, gives a state (BUILD) only to
+instances of allow-listed types, fills (SETITEMS) only plain dicts, and torch checks
+what it loaded (sparse tensors' indices) only when ``weights_only=True``. So a data-only
+load *is* a ``weights_only=True`` load, run inside ``data_only_scope()``. Two hooks,
+installed once by the shim and inert outside the scope, add the allow-list:
 
-Why BUILD is checked here
--------------------------
-pickle's ``BUILD`` opcode sets the state of whatever object is on the stack. Left as
-pickle has it, a file could BUILD an allow-listed *class* or *function* itself (state
-``(None, {"_str": ...})`` on ``pathlib.PurePath`` redirects every later path of the
-process), BUILD an object twice (a rebuilt ``CfgNode`` after its state check), or set
-names that shadow methods. So BUILD here acts only once, only on an instance that this
-load created, with state made of plain values and of objects this load created, and
-never with a dunder name or a name that the class defines.
+- ``_get_user_allowed_globals`` (which torch asks at every GLOBAL, REDUCE, NEWOBJ and
+  BUILD) also answers the names below, with our stand-ins. Its ``values()``, which torch
+  asks "may this be called / built?", lists only the stand-ins, never a real class the
+  file may merely name (``numpy.float64`` as a config value);
+- ``Unpickler`` (a subclass of torch's) lets SETITEMS fill a dict stand-in before its
+  BUILD, keeps numpy objects in the memo until they are built, and checks the result.
+
+The stand-ins
+-------------
+- ``argparse.Namespace``, yacs ``CfgNode``, mmcv ``Config``/``ConfigDict``, addict
+  ``Dict``: a private subclass (same layout) that the pickle may create empty (NEWOBJ,
+  never with arguments: ``Config(filename=...)`` would read that file) and fill. Its
+  ``__setstate__`` checks the state's shape and then makes the object the real class;
+  an object the pickle never BUILDs gets the class's default state when the load ends,
+  so no private class leaves a load.
+- numpy ``dtype``, ``ndarray`` (``_reconstruct``) and ``scalar``: numpy's own
+  ``__setstate__`` trusts its input (a forged ``flags`` field makes an array of object
+  pointers read from the file), so it is never called. A pickle's ``dtype(...)`` and
+  ``_reconstruct(...)`` give a pending object; its BUILD state is checked (the dtype
+  grammar, no object fields, offsets inside the item size, bounded shapes, the exact
+  number of data bytes) and the real object is built from that description with
+  ``numpy.dtype(...)`` and ``numpy.frombuffer(...)``; it replaces the pending object on
+  the stack and in the memo. A pending object that is read back before its BUILD, or
+  never built, fails the load.
+- ``pathlib`` paths: built from string parts only.
+
+When the load ends, one walk over the result (each object once, bounded depth and
+count) refuses anything private that is left: a stand-in used as a value, a pending
+numpy object.
 """
 
 from __future__ import annotations
@@ -38,350 +49,735 @@ import _compat_pickle
 import importlib
 import os
 import pickle
+import re
 import threading
-import types
-from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-class RefusedGlobal(pickle.UnpicklingError):
-    """The pickle names a global that is not on the data-only allow-list."""
+MAX_DEPTH = 1000  # deeper data breaks repr, copy and pickle (C recursion) anyway
+MAX_OBJECTS = 20_000_000  # containers and instances the final walk visits
+MAX_NDIM = 64  # numpy 2's NPY_MAXDIMS
+MAX_PATH_PARTS = 4096
 
-
-_CFG_NODE_STATE = frozenset({"__immutable__", "__deprecated_keys__", "__renamed_keys__", "__new_allowed__"})
-
-
-def _set_cfg_node_state(node: dict, state: Any) -> None:
-    # yacs keeps four flags in the instance __dict__; nothing else belongs there.
-    if not isinstance(state, dict) or not set(state) <= _CFG_NODE_STATE:
-        raise pickle.UnpicklingError("a yacs CfgNode's state must be a dict of %s" % sorted(_CFG_NODE_STATE))
-    vars(node).update(state)
+_scope = threading.local()  # .depth: data_only_scope nesting; .load: the pickle being read; .names
 
 
-def _set_addict_state(node: dict, state: Any) -> None:
-    # addict's __getstate__ returns the dict itself (its items were set already).
-    if state is node:
-        return
-    if not isinstance(state, dict):
-        raise pickle.UnpicklingError("an addict Dict's state must be a dict")
-    dict.update(node, state)
+class data_only_scope:
+    """Inside it, this thread's ``weights_only=True`` loads also accept the data-only
+    allow-list. ``names`` collects the data-only globals the loads resolved."""
+
+    def __enter__(self) -> set[str]:
+        _scope.depth = getattr(_scope, "depth", 0) + 1
+        _scope.names = set()
+        return _scope.names
+
+    def __exit__(self, *exc_info: object) -> None:
+        _scope.depth -= 1
 
 
-def _set_mmcv_config_state(config: Any, state: Any) -> None:
-    # What mmcv's Config.__getstate__ returns: (ConfigDict, filename, text).
-    if not (isinstance(state, tuple) and len(state) == 3 and isinstance(state[0], dict)
-            and all(item is None or isinstance(item, str) for item in state[1:])):
-        raise pickle.UnpicklingError("an mmcv Config's state must be (ConfigDict, filename, text)")
-    for name, value in zip(("_cfg_dict", "_filename", "_text"), state):
-        object.__setattr__(config, name, value)
+def _in_scope() -> bool:
+    return getattr(_scope, "depth", 0) > 0
 
 
-_rebuilders: dict[type, type] = {}
+def _current_load() -> "_Load":
+    load = getattr(_scope, "load", None)
+    if load is None:
+        raise pickle.UnpicklingError("compatfix's data-only classes are made only by its loader")
+    return load
 
 
-def _rebuilder(cls: type, apply_state: Callable[[Any, Any], None]) -> type:
-    """A private subclass of ``cls`` for the unpickler. The pickle can create it
-    (NEWOBJ) and give it its state (BUILD), which ``apply_state`` checks and sets before
-    the object becomes a ``cls`` (same layout: the subclass adds no slots). It cannot be
-    called, so the class's ``__init__`` never runs with a file's arguments (mmcv's
-    ``Config(filename=...)`` would read that file); a dict subclass's items go in with
-    ``dict.__setitem__``."""
-    rebuilder = _rebuilders.get(cls)
-    if rebuilder is None:
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            raise pickle.UnpicklingError("%s is rebuilt from its state; a pickle may not call it" % cls.__qualname__)
-
-        def __setstate__(self, state: Any) -> None:
-            apply_state(self, state)
-            object.__setattr__(self, "__class__", cls)  # cls.__setattr__ may refuse (frozen CfgNode)
-
-        namespace = {
-            "__slots__": (),
-            "__init__": __init__,
-            "__setstate__": __setstate__,
-            "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__,
-        }
-        if issubclass(cls, dict):
-            namespace["__setitem__"] = dict.__setitem__
-        rebuilder = type(cls.__name__, (cls,), namespace)
-        _rebuilders[cls] = rebuilder
-    return rebuilder
+def _refuse(text: str) -> pickle.UnpicklingError:
+    return pickle.UnpicklingError("compatfix's data-only loader: " + text)
 
 
-_PATH_NAMES = ("PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath")
-
-
-def _pathlib_global(module: str, name: str) -> Any:
-    import pathlib
-
-    if name not in _PATH_NAMES:
-        return None
-    # A concrete path of the other OS cannot be instantiated here; its pure twin holds
-    # the same parts.
-    if name == "WindowsPath" and os.name != "nt":
-        name = "PureWindowsPath"
-    elif name == "PosixPath" and os.name == "nt":
-        name = "PurePosixPath"
-    return getattr(pathlib, name)
-
-
-def _numpy_global(module: str, name: str) -> Any:
-    import numpy
-
-    if module in ("numpy.core.multiarray", "numpy._core.multiarray"):
-        if name not in ("scalar", "_reconstruct"):
-            return None
-        try:  # numpy 1.x pickles name numpy.core, numpy 2.x numpy._core: either loads
-            multiarray = importlib.import_module("numpy._core.multiarray")
-        except ImportError:
-            multiarray = importlib.import_module("numpy.core.multiarray")
-        return getattr(multiarray, name)
-    # vars(), not getattr(): numpy's module __getattr__ would import submodules.
-    if module == "numpy":  # dtype, ndarray and the scalar types (float64, int64, bool_ ...)
-        value = vars(numpy).get(name)
-        if name in ("dtype", "ndarray"):
-            return value
-        wanted: type = numpy.generic
-    elif module == "numpy.dtypes":  # the dtype classes of numpy >= 1.25 (Float64DType ...)
-        value = vars(importlib.import_module("numpy.dtypes")).get(name)
-        wanted = numpy.dtype
-    else:
-        return None
-    return value if isinstance(value, type) and issubclass(value, wanted) else None
-
-
-def _yacs_global(module: str, name: str) -> Any:
-    if name != "CfgNode":
-        return None
-    from yacs.config import CfgNode
-
-    return _rebuilder(CfgNode, _set_cfg_node_state)
-
-
-def _mmcv_global(module: str, name: str) -> Any:
-    if name not in ("Config", "ConfigDict"):
-        return None
-    config = importlib.import_module("mmcv.utils.config")
-    if name == "ConfigDict":
-        return _rebuilder(config.ConfigDict, _set_addict_state)
-    return _rebuilder(config.Config, _set_mmcv_config_state)
-
-
-def _addict_global(module: str, name: str) -> Any:
-    if name != "Dict":
-        return None
-    from addict import Dict
-
-    return _rebuilder(Dict, _set_addict_state)
-
-
-def _argparse_global(module: str, name: str) -> Any:
-    import argparse
-
-    return argparse.Namespace if name == "Namespace" else None
-
-
-# The data-only classes, by the module a pickle names. Each resolver imports only its
-# own fixed module, and only when a pickle names it.
-_DATA_ONLY: dict[str, Callable[[str, str], Any]] = {
-    "argparse": _argparse_global,
-    "pathlib": _pathlib_global,
-    "numpy": _numpy_global,
-    "numpy.dtypes": _numpy_global,
-    "numpy.core.multiarray": _numpy_global,
-    "numpy._core.multiarray": _numpy_global,
-    "yacs.config": _yacs_global,
-    "mmcv.utils.config": _mmcv_global,
-    "addict.addict": _addict_global,
-}
-
-_collecting = threading.local()  # .names: the data-only globals one load resolved
-
-
-def _torch_allowed(key: str) -> Any:
-    from torch import _weights_only_unpickler as weights_only
-
-    found = weights_only._get_allowed_globals().get(key)
-    return found if found is not None else weights_only._get_user_allowed_globals().get(key)
-
-
-def data_only_global(module: str, name: str) -> Any:
-    """What the data-only loader resolves ``module.name`` to; RefusedGlobal if nothing."""
-    if (module, name) in _compat_pickle.NAME_MAPPING:  # Python 2 names (__builtin__ ...)
-        module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-    elif module in _compat_pickle.IMPORT_MAPPING:
-        module = _compat_pickle.IMPORT_MAPPING[module]
-    key = "%s.%s" % (module, name)
-    found = _torch_allowed(key)
-    if found is not None:
-        return found
-    resolve = _DATA_ONLY.get(module)
-    if resolve is not None:
-        found = resolve(module, name)
-        if found is not None:
-            names = getattr(_collecting, "names", None)
-            if names is not None:
-                names.add(key)
-            return found
-    raise RefusedGlobal("the file names the global %s, which is not on the data-only allow-list" % key)
-
-
-
-# What a state may hold besides objects this load created: plain values and containers.
-_PLAIN = (type(None), bool, int, float, complex, str, bytes, bytearray)
-_CONTAINERS = (list, tuple, set, frozenset, dict)
-# Objects that are code, or lead to it: never a BUILD target, never a state value.
-_CODE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
-         types.BuiltinMethodType, types.MethodWrapperType, types.WrapperDescriptorType, staticmethod,
-         classmethod, property)
-_MAX_STATE_DEPTH = 200
+# --- Python classes rebuilt from their state ------------------------------------------------
 
 
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def _class_defines(cls: type, name: str) -> bool:
-    # vars() of each class of the MRO: no getattr, which a class's __getattr__ could answer.
-    return any(name in vars(klass) for klass in cls.__mro__)
+def _check_attribute_names(cls: type, state: Any) -> dict:
+    if not isinstance(state, dict):
+        raise _refuse("a %s's state must be a dict, not %s" % (cls.__qualname__, type(state).__qualname__))
+    for name in state:
+        if type(name) is not str:
+            raise _refuse("a %s's attribute names must be strings, not %r" % (cls.__qualname__, name))
+        if _is_dunder(name):
+            raise _refuse("a %s's state may not set the dunder name %r" % (cls.__qualname__, name))
+        # vars() of each class of the MRO: no getattr, which a class's __getattr__ could answer.
+        if any(name in vars(klass) for klass in cls.__mro__):
+            raise _refuse("a %s's state may not set %r, which the class defines" % (cls.__qualname__, name))
+    return state
 
 
-class DataOnlyUnpickler(pickle._Unpickler):
-    """pickle's (pure-Python) unpickler, resolving globals only through
-    ``data_only_global`` and checking every BUILD (see the module's docstring)."""
+def _set_namespace_state(namespace: Any, state: Any) -> None:
+    import argparse
 
-    dispatch = dict(pickle._Unpickler.dispatch)
+    vars(namespace).update(_check_attribute_names(argparse.Namespace, state))
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._created: dict[int, Any] = {}  # id -> object: instances a BUILD may act on
-        self._made: dict[int, Any] = {}  # id -> object: everything this load made (state values)
 
-    def find_class(self, module: str, name: str) -> Any:
-        return data_only_global(module, name)
+_CFG_NODE_STATE = ("__immutable__", "__deprecated_keys__", "__renamed_keys__", "__new_allowed__")
 
-    # --- which objects this load created -------------------------------------------------
 
-    def _remember_top(self, buildable: bool) -> None:
-        made = self.stack[-1]
-        if isinstance(made, _CODE):
-            return
-        self._made[id(made)] = made
-        if buildable:
-            self._created[id(made)] = made
+def _set_cfg_node_state(node: dict, state: Any) -> None:
+    # yacs keeps four flags in the instance __dict__; nothing else belongs there.
+    if not isinstance(state, dict) or not set(state) <= set(_CFG_NODE_STATE):
+        raise _refuse("a yacs CfgNode's state must be a dict of %s" % sorted(_CFG_NODE_STATE))
+    vars(node).update(state)
 
-    def _creating(opcode: bytes, buildable: bool = True) -> Callable[["DataOnlyUnpickler"], None]:
-        handler = pickle._Unpickler.dispatch[opcode[0]]
 
-        def create(self: "DataOnlyUnpickler") -> None:
-            handler(self)
-            self._remember_top(buildable)
+def _default_cfg_node_state(node: dict) -> None:
+    # What CfgNode.__init__ sets, for a node the pickle created but never gave a state.
+    vars(node).update({"__immutable__": False, "__deprecated_keys__": set(), "__renamed_keys__": {},
+                       "__new_allowed__": False})
 
-        return create
 
-    dispatch[pickle.REDUCE[0]] = _creating(pickle.REDUCE)
-    dispatch[pickle.NEWOBJ[0]] = _creating(pickle.NEWOBJ)
-    dispatch[pickle.NEWOBJ_EX[0]] = _creating(pickle.NEWOBJ_EX)
-    dispatch[pickle.OBJ[0]] = _creating(pickle.OBJ)
-    dispatch[pickle.INST[0]] = _creating(pickle.INST)
-    # Storages come from torch's persistent_load: data, but never a BUILD target.
-    dispatch[pickle.PERSID[0]] = _creating(pickle.PERSID, buildable=False)
-    dispatch[pickle.BINPERSID[0]] = _creating(pickle.BINPERSID, buildable=False)
-    del _creating
+def _set_addict_state(node: dict, state: Any) -> None:
+    # addict's __getstate__ returns the dict itself (its items were set already).
+    if state is node:
+        return
+    if type(state) is not dict:
+        raise _refuse("an addict Dict's state must be a dict")
+    dict.update(node, state)
 
-    # --- BUILD -------------------------------------------------------------------------
 
-    def _check_state(self, value: Any, depth: int = 0, seen: set[int] | None = None) -> None:
-        if isinstance(value, _PLAIN) or id(value) in self._made:
-            return
-        if depth > _MAX_STATE_DEPTH:
-            raise pickle.UnpicklingError("a BUILD state nests deeper than %d levels" % _MAX_STATE_DEPTH)
-        seen = set() if seen is None else seen
+def _set_mmcv_config_state(config: Any, state: Any) -> None:
+    # What mmcv's Config.__getstate__ returns: (ConfigDict, filename, text).
+    if not (isinstance(state, tuple) and len(state) == 3 and isinstance(state[0], dict)
+            and all(item is None or type(item) is str for item in state[1:])):
+        raise _refuse("an mmcv Config's state must be (ConfigDict, filename, text)")
+    for name, value in zip(("_cfg_dict", "_filename", "_text"), state):
+        object.__setattr__(config, name, value)
+
+
+def _no_default_state(instance: Any) -> None:
+    raise _refuse("the file creates a %s but never gives it its state" % type(instance).__qualname__)
+
+
+def _leave_as_created(instance: Any) -> None:
+    pass
+
+
+class _RebuiltStandIn:
+    """Marks the private subclasses ``_rebuilder`` makes."""
+
+    __slots__ = ()
+
+
+_rebuilders: dict[type, type] = {}
+
+
+def _item_pairs(args: tuple) -> bool:
+    # addict's __getnewargs__ gives its items as (key, value) pairs, which dict.__new__
+    # ignores: the items come again with SETITEMS.
+    return all(type(arg) is tuple and len(arg) == 2 for arg in args)
+
+
+def _no_arguments(args: tuple) -> bool:
+    return not args
+
+
+def _rebuilder(cls: type, apply_state: Callable[[Any, Any], None], finish: Callable[[Any], None],
+               new_arguments: Callable[[tuple], bool] = _no_arguments) -> type:
+    """A private subclass of ``cls`` (same layout: it adds no slots) that a pickle may
+    create (NEWOBJ, with arguments that ``new_arguments`` accepts and that are ignored)
+    and give one state, which ``apply_state`` checks and sets before the object becomes a
+    ``cls``; ``finish`` gives the state of an object that got none."""
+    rebuilder = _rebuilders.get(cls)
+    if rebuilder is not None:
+        return rebuilder
+    base_new = dict.__new__ if issubclass(cls, dict) else object.__new__
+
+    def __new__(stand_in: type, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or not new_arguments(args):
+            raise _refuse("a %s is created empty and rebuilt from its state, never from other arguments"
+                          % cls.__qualname__)
+        load = _current_load()
+        instance = base_new(stand_in)
+        load.created.append(instance)
+        return instance
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # Reached only by REDUCE (a call): NEWOBJ creates without calling __init__.
+        raise _refuse("%s is rebuilt from its state; a pickle may not call it" % cls.__qualname__)
+
+    def __setstate__(self: Any, state: Any) -> None:
+        apply_state(self, state)
+        object.__setattr__(self, "__class__", cls)  # cls.__setattr__ may refuse (frozen CfgNode)
+
+    namespace: dict[str, Any] = {
+        "__slots__": (),
+        "__new__": __new__,
+        "__init__": __init__,
+        "__setstate__": __setstate__,
+        "_compatfix_real_class": cls,
+        "_compatfix_finish": staticmethod(finish),
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+    }
+    if issubclass(cls, dict):
+        namespace["__setitem__"] = dict.__setitem__  # never the class's own (addict's builds children)
+    rebuilder = type(cls.__name__, (cls, _RebuiltStandIn), namespace)
+    _rebuilders[cls] = rebuilder
+    return rebuilder
+
+
+def _finish_rebuilt(instance: Any) -> None:
+    stand_in = type(instance)
+    stand_in._compatfix_finish(instance)
+    object.__setattr__(instance, "__class__", stand_in._compatfix_real_class)
+
+
+# --- pathlib ------------------------------------------------------------------------------
+
+_PATH_NAMES = ("PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath")
+_path_builders: dict[str, type] = {}
+
+
+def _path_builder(name: str) -> type:
+    """A stand-in that a pickle calls with a path's parts (``PurePath.__reduce__``) and
+    that returns the real path, built from strings only."""
+    builder = _path_builders.get(name)
+    if builder is not None:
+        return builder
+    import pathlib
+
+    # A concrete path of the other OS cannot be instantiated here; its pure twin holds
+    # the same parts.
+    real_name = name
+    if name == "WindowsPath" and os.name != "nt":
+        real_name = "PureWindowsPath"
+    elif name == "PosixPath" and os.name == "nt":
+        real_name = "PurePosixPath"
+    real = getattr(pathlib, real_name)
+
+    def __new__(stand_in: type, *parts: Any) -> Any:
+        if len(parts) > MAX_PATH_PARTS or not all(type(part) is str for part in parts):
+            raise _refuse("a pathlib path is built from at most %d strings" % MAX_PATH_PARTS)
+        return real(*parts)
+
+    builder = type(name, (), {"__slots__": (), "__new__": __new__, "__module__": "pathlib",
+                              "__qualname__": name})
+    _path_builders[name] = builder
+    return builder
+
+
+# --- numpy --------------------------------------------------------------------------------
+
+
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
+
+
+# A dtype's type string as numpy pickles it: kind and size ("f8", "V16", "U20", "M8").
+# "O" (object) is not in it: an object dtype holds pointers, never data.
+_TYPE_STRING = re.compile(r"\A([biufcSUVMm])(\d{1,10})\Z")
+_ENDIAN = ("<", ">", "|", "=")
+_MAX_ITEMSIZE = 1 << 31
+_DATETIME_UNIT = re.compile(rb"\A(Y|M|W|D|h|m|s|ms|us|ns|ps|fs|as|generic)\Z")
+
+
+def _real_dtype(value: Any, what: str) -> Any:
+    numpy = _numpy()
+    if type(value) is _PendingDtype:
+        value = value.built
+    if not isinstance(value, numpy.dtype):
+        raise _refuse("%s must be a numpy dtype, not %s" % (what, type(value).__qualname__))
+    if value.hasobject:
+        raise _refuse("%s holds Python objects (an object dtype), which a data-only load never builds" % what)
+    return value
+
+
+def _small_int(value: Any, low: int, high: int, what: str) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise _refuse("%s must be an integer from %d to %d, not %r" % (what, low, high, value))
+    return value
+
+
+def _shape(value: Any, what: str) -> tuple[int, ...]:
+    if type(value) is not tuple or len(value) > MAX_NDIM:
+        raise _refuse("%s must be a tuple of at most %d sizes" % (what, MAX_NDIM))
+    return tuple(_small_int(size, 0, (1 << 63) - 1, what) for size in value)
+
+
+def _dtype_from_description(type_string: str, state: Any) -> Any:
+    """The dtype a pickle describes (the arguments of its ``dtype(...)`` and its BUILD
+    state), built by ``numpy.dtype`` from checked parts; UnpicklingError otherwise."""
+    numpy = _numpy()
+    match = _TYPE_STRING.match(type_string)
+    if match is None:
+        raise _refuse("a numpy dtype of type %r is not data (kinds b i u f c S U V M m)" % type_string)
+    kind = match.group(1)
+    if type(state) is not tuple or len(state) not in (8, 9) or state[0] not in (3, 4):
+        raise _refuse("a numpy dtype's state must be (3|4, endian, subarray, names, fields, size, alignment, "
+                      "flags[, metadata])")
+    endian, subarray, names, fields, size, _alignment, flags = state[1:8]
+    if endian not in _ENDIAN:
+        raise _refuse("a numpy dtype's byte order must be one of %s" % "".join(_ENDIAN))
+    _small_int(size, -1, _MAX_ITEMSIZE, "a numpy dtype's item size")
+    _small_int(flags, 0, 0xFFFF, "a numpy dtype's flags")
+    if names is not None:
+        built = _structured_dtype(kind, names, fields, size, flags)
+    elif subarray is not None:
+        if kind != "V" or type(subarray) is not tuple or len(subarray) != 2:
+            raise _refuse("a numpy subarray dtype's state must hold (base dtype, shape)")
+        base = _real_dtype(subarray[0], "a numpy subarray's base")
+        shape = _shape(subarray[1], "a numpy subarray's shape")
+        count = 1
+        for dimension in shape:
+            count *= dimension
+        if count * base.itemsize != size:
+            raise _refuse("a numpy subarray dtype's size does not match its shape")
+        built = numpy.dtype((base, shape))
+    elif kind in "SUV":
+        if size < 1 or (kind == "U" and size % 4):
+            raise _refuse("a numpy %s dtype needs a positive item size%s" % (kind, " (4 per character)" * (kind == "U")))
+        built = numpy.dtype("%s%d" % (kind, size // 4 if kind == "U" else size))
+    elif kind in "Mm":
+        built = numpy.dtype("%s8[%s]" % (kind, _datetime_unit(state)))
+    else:
+        built = numpy.dtype(type_string)
+    if endian in "<>" and built.byteorder != "|":
+        built = built.newbyteorder(endian)
+    if size != -1 and built.itemsize != size:
+        raise _refuse("a numpy dtype's item size %d does not match its description (%d)" % (size, built.itemsize))
+    if built.hasobject or built.itemsize == 0:
+        raise _refuse("a numpy dtype must hold data of a positive size")
+    return built
+
+
+def _datetime_unit(state: tuple) -> str:
+    metadata = state[8] if len(state) == 9 else None
+    unit = metadata[1] if type(metadata) is tuple and len(metadata) == 2 else None
+    if not (type(unit) is tuple and len(unit) == 4 and type(unit[0]) is bytes and _DATETIME_UNIT.match(unit[0])):
+        raise _refuse("a numpy datetime dtype's state must name its unit")
+    step = _small_int(unit[1], 1, 1 << 31, "a numpy datetime unit's multiple")
+    return "%s%s" % (step if step != 1 else "", unit[0].decode("ascii"))
+
+
+def _structured_dtype(kind: str, names: Any, fields: Any, size: int, flags: int) -> Any:
+    numpy = _numpy()
+    if kind != "V" or type(names) is not tuple or type(fields) is not dict or size < 0:
+        raise _refuse("a numpy structured dtype's state must hold its names, fields and size")
+    spec: dict[str, list] = {"names": [], "formats": [], "offsets": [], "titles": []}
+    for name in names:
+        field = fields.get(name) if type(name) is str else None
+        if type(field) is not tuple or len(field) not in (2, 3):
+            raise _refuse("a numpy structured dtype's field %r must be (dtype, offset[, title])" % (name,))
+        field_dtype = _real_dtype(field[0], "the numpy field %r" % name)
+        offset = _small_int(field[1], 0, size, "the numpy field %r's offset" % name)
+        if offset + field_dtype.itemsize > size:
+            raise _refuse("the numpy field %r lies outside the item size %d" % (name, size))
+        title = field[2] if len(field) == 3 else None
+        if title is not None and type(title) is not str:
+            raise _refuse("the numpy field %r's title must be a string" % name)
+        for key, value in zip(spec, (name, field_dtype, offset, title)):
+            spec[key].append(value)
+    described = dict(spec, itemsize=size, aligned=bool(flags & 0x80))  # 0x80: NPY_ALIGNED_STRUCT
+    return numpy.dtype(described)
+
+
+class _PendingDtype:
+    """What a pickle's ``numpy.dtype(type_string, align, copy)`` gives: the type string,
+    until the BUILD state completes the description."""
+
+    __slots__ = ("type_string", "built")
+    __hash__ = None  # type: ignore[assignment]  # never a dict key or a set member
+
+    def __new__(cls, type_string: Any = None, align: Any = False, copy: Any = True) -> "_PendingDtype":
+        if type(type_string) is not str or type(align) not in (bool, int) or type(copy) not in (bool, int):
+            raise _refuse("numpy.dtype is rebuilt from (type string, align, copy) and its state")
+        pending = object.__new__(cls)
+        pending.type_string = type_string
+        pending.built = None
+        _current_load().pending.append(pending)
+        return pending
+
+    def __init__(self, *args: Any) -> None:
+        pass
+
+    def __setstate__(self, state: Any) -> None:
+        if self.built is not None:
+            raise _refuse("a numpy dtype gets its state once")
+        self.built = _dtype_from_description(self.type_string, state)
+        _current_load().replace_top(self, self.built)
+
+
+class _PendingArray:
+    """What a pickle's ``numpy.core.multiarray._reconstruct(ndarray, (0,), b'b')`` gives,
+    until the BUILD state ``(1, shape, dtype, is_fortran, data)`` describes the array."""
+
+    __slots__ = ("built",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __setstate__(self, state: Any) -> None:
+        if self.built is not None:
+            raise _refuse("a numpy array gets its state once")
+        self.built = _array_from_description(state)
+        _current_load().replace_top(self, self.built)
+
+
+def _reconstruct(cls: Any = None, shape: Any = None, typecode: Any = None) -> _PendingArray:
+    numpy = _numpy()
+    if cls is not numpy.ndarray or shape != (0,) or typecode not in (b"b", "b"):
+        raise _refuse("numpy's _reconstruct is rebuilt for (numpy.ndarray, (0,), b'b') only")
+    pending = object.__new__(_PendingArray)
+    pending.built = None
+    _current_load().pending.append(pending)
+    return pending
+
+
+def _array_from_description(state: Any) -> Any:
+    numpy = _numpy()
+    if type(state) is tuple and len(state) == 5 and state[0] == 1:
+        state = state[1:]
+    if type(state) is not tuple or len(state) != 4:
+        raise _refuse("a numpy array's state must be (1, shape, dtype, is_fortran, data)")
+    shape = _shape(state[0], "a numpy array's shape")
+    dtype = _real_dtype(state[1], "a numpy array's dtype")
+    fortran, data = state[2], state[3]
+    if type(fortran) not in (bool, int) or type(data) not in (bytes, bytearray):
+        raise _refuse("a numpy array's state must hold a flag and its data as bytes")
+    if dtype.subdtype is not None:
+        raise _refuse("a numpy array's dtype may not be a subarray")
+    count = 1
+    for dimension in shape:
+        count *= dimension
+    if count * dtype.itemsize != len(data):
+        raise _refuse("a numpy array of shape %s and dtype %s needs %d bytes, the file gives %d"
+                      % (shape, dtype, count * dtype.itemsize, len(data)))
+    flat = numpy.frombuffer(data, dtype=dtype, count=count) if count else numpy.empty(0, dtype=dtype)
+    return flat.reshape(shape, order="F" if fortran else "C").copy(order="K")
+
+
+def _scalar(dtype: Any = None, data: Any = None) -> Any:
+    numpy = _numpy()
+    dtype = _real_dtype(dtype, "a numpy scalar's dtype")
+    if type(data) not in (bytes, bytearray) or len(data) != dtype.itemsize or dtype.subdtype is not None:
+        raise _refuse("a numpy scalar of dtype %s is built from exactly %d bytes" % (dtype, dtype.itemsize))
+    return numpy.frombuffer(bytes(data), dtype=dtype, count=1).copy()[0]
+
+
+_PENDING = (_PendingDtype, _PendingArray)
+
+
+def _numpy_name(module: str, name: str) -> tuple[Any, bool] | None:
+    """(what a pickle's numpy name resolves to, whether the pickle may call or build it)."""
+    numpy = _numpy()
+    if module in ("numpy.core.multiarray", "numpy._core.multiarray"):
+        builders: dict[str, Any] = {"scalar": _scalar, "_reconstruct": _reconstruct}
+        return (builders[name], True) if name in builders else None
+    if module == "numpy":
+        if name == "dtype":
+            return _PendingDtype, True
+        # vars(), not getattr(): numpy's module __getattr__ would import submodules.
+        value = vars(numpy).get(name)
+        wanted: type = numpy.generic
+        if name == "ndarray":  # _reconstruct's first argument
+            return value, False
+    else:  # numpy.dtypes: the dtype classes of numpy >= 1.25 (Float64DType ...)
+        value = vars(importlib.import_module("numpy.dtypes")).get(name)
+        wanted = numpy.dtype
+    if isinstance(value, type) and issubclass(value, wanted):
+        return value, False  # a type as a value (a config's dtype=numpy.float32): named, never called
+    return None
+
+
+# --- the allow-list -------------------------------------------------------------------------
+
+
+def _empty_bytes(*args: Any) -> bytes:
+    # Pickle protocol 2 writes b"" as a call of bytes() (other bytes as _codecs.encode):
+    # the empty call only, never bytes(n), which would allocate n bytes.
+    if args:
+        raise _refuse("bytes() is rebuilt without arguments only (protocol 2's b\"\")")
+    return b""
+
+
+def _builtins_name(module: str, name: str) -> tuple[Any, bool] | None:
+    return (_empty_bytes, True) if name == "bytes" else None
+
+
+def _argparse_name(module: str, name: str) -> tuple[Any, bool] | None:
+    import argparse
+
+    if name != "Namespace":
+        return None
+    return _rebuilder(argparse.Namespace, _set_namespace_state, _leave_as_created), True
+
+
+def _pathlib_name(module: str, name: str) -> tuple[Any, bool] | None:
+    return (_path_builder(name), True) if name in _PATH_NAMES else None
+
+
+def _yacs_name(module: str, name: str) -> tuple[Any, bool] | None:
+    if name != "CfgNode":
+        return None
+    from yacs.config import CfgNode
+
+    return _rebuilder(CfgNode, _set_cfg_node_state, _default_cfg_node_state), True
+
+
+def _mmcv_name(module: str, name: str) -> tuple[Any, bool] | None:
+    if name not in ("Config", "ConfigDict"):
+        return None
+    config = importlib.import_module("mmcv.utils.config")
+    if name == "ConfigDict":
+        return _rebuilder(config.ConfigDict, _set_addict_state, _leave_as_created, _item_pairs), True
+    return _rebuilder(config.Config, _set_mmcv_config_state, _no_default_state), True
+
+
+def _addict_name(module: str, name: str) -> tuple[Any, bool] | None:
+    if name != "Dict":
+        return None
+    from addict import Dict
+
+    return _rebuilder(Dict, _set_addict_state, _leave_as_created, _item_pairs), True
+
+
+# The data-only names, by the module a pickle names. Each resolver imports only its own
+# fixed module, and only when a pickle names it.
+_DATA_ONLY: dict[str, Callable[[str, str], "tuple[Any, bool] | None"]] = {
+    "builtins": _builtins_name,
+    "argparse": _argparse_name,
+    "pathlib": _pathlib_name,
+    "pathlib._local": _pathlib_name,  # Python 3.13's pickles
+    "numpy": _numpy_name,
+    "numpy.dtypes": _numpy_name,
+    "numpy.core.multiarray": _numpy_name,
+    "numpy._core.multiarray": _numpy_name,
+    "yacs.config": _yacs_name,
+    "mmcv.utils.config": _mmcv_name,
+    "addict.addict": _addict_name,
+}
+
+
+def _modern_name(module: str, name: str) -> tuple[str, str]:
+    if (module, name) in _compat_pickle.NAME_MAPPING:  # Python 2 names (__builtin__ ...)
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
+def _resolve(key: str) -> tuple[Any, bool] | None:
+    """(what the data-only allow-list resolves ``key`` to, whether a pickle may call or
+    build it), or None. A Python 2 name resolves as its Python 3 name would, in torch's
+    allow-list too."""
+    module, _, name = key.rpartition(".")
+    modern_module, modern_name = _modern_name(module, name)
+    modern = "%s.%s" % (modern_module, modern_name)
+    if modern != key:
+        from torch import _weights_only_unpickler as weights_only
+
+        for allowed in (weights_only._get_allowed_globals(), weights_only._get_user_allowed_globals()):
+            if modern in allowed:
+                return allowed[modern], True
+    resolver = _DATA_ONLY.get(modern_module)
+    if resolver is None:
+        return None
+    try:
+        return resolver(modern_module, modern_name)
+    except ImportError:  # the file names yacs, and yacs is not installed
+        return None
+
+
+def data_only_global(module: str, name: str) -> Any:
+    """What the data-only loader resolves ``module.name`` to (torch's allow-list first);
+    UnpicklingError if nothing."""
+    from torch import _weights_only_unpickler as weights_only
+
+    key = "%s.%s" % (module, name)
+    for allowed in (weights_only._get_allowed_globals(), weights_only._get_user_allowed_globals()):
+        if key in allowed:
+            return allowed[key]
+    found = _resolve(key)
+    if found is None:
+        raise _refuse("the file names the global %s, which is not on the data-only allow-list" % key)
+    return found[0]
+
+
+class _ScopedGlobals(dict):
+    """torch's user allow-list, plus the data-only names a pickle asks for. torch asks
+    ``key in``, ``[key]`` and ``values()`` ("may this be called or built?")."""
+
+    def __init__(self, user_allowed: dict, load: "_Load") -> None:
+        super().__init__(user_allowed)
+        self._load = load
+
+    def _data_only(self, key: Any) -> tuple[Any, bool] | None:
+        if type(key) is not str:
+            return None
+        found = self._load.resolved.get(key)
+        if found is None:
+            found = _resolve(key)
+            if found is None:
+                return None
+            self._load.resolved[key] = found
+            if found[1]:
+                self._load.callable.append(found[0])
+            names = getattr(_scope, "names", None)
+            if names is not None:
+                names.add(key)
+        return found
+
+    def __contains__(self, key: Any) -> bool:
+        return dict.__contains__(self, key) or self._data_only(key) is not None
+
+    def __getitem__(self, key: Any) -> Any:
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        found = self._data_only(key)
+        if found is None:
+            raise KeyError(key)
+        return found[0]
+
+    def values(self) -> list:  # type: ignore[override]
+        return list(dict.values(self)) + self._load.callable + [_PendingArray]
+
+
+def _scoped_user_allowed_globals(original: Callable[[], dict]) -> Callable[[], dict]:
+    """torch's ``_get_user_allowed_globals``, widened while this thread reads a pickle
+    inside ``data_only_scope``."""
+
+    def user_allowed_globals() -> dict:
+        allowed = original()
+        load = getattr(_scope, "load", None) if _in_scope() else None
+        return allowed if load is None else _ScopedGlobals(allowed, load)
+
+    return user_allowed_globals
+
+
+class _Memo(dict):
+    """The unpickler's memo: a numpy object comes back from it only once it is built."""
+
+    def __getitem__(self, index: Any) -> Any:
+        value = dict.__getitem__(self, index)
+        if type(value) in _PENDING:
+            if value.built is None:
+                raise _refuse("the file refers back to a numpy object before giving it its state")
+            return value.built
+        return value
+
+
+class _Load:
+    """The state of one pickle read inside the scope."""
+
+    def __init__(self, unpickler: Any) -> None:
+        self.unpickler = unpickler
+        self.created: list[Any] = []  # rebuilt stand-ins this pickle created
+        self.pending: list[Any] = []  # pending numpy objects
+        self.resolved: dict[str, tuple[Any, bool]] = {}
+        self.callable: list[Any] = []  # the stand-ins torch may call or build
+
+    def replace_top(self, pending: Any, built: Any) -> None:
+        # torch's BUILD left the object it gives a state on top of the stack.
+        stack = self.unpickler.stack
+        if not stack or stack[-1] is not pending:
+            raise _refuse("a numpy object's state must follow it")
+        stack[-1] = built
+
+    def finish(self, result: Any) -> None:
+        for pending in self.pending:
+            if pending.built is None:
+                raise _refuse("the file creates a numpy %s but never gives it its state"
+                              % ("dtype" if type(pending) is _PendingDtype else "array"))
+        for instance in self.created:
+            if isinstance(instance, _RebuiltStandIn):
+                _finish_rebuilt(instance)
+        _check_result(result, set(map(id, self.callable)))
+
+
+def _children(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for key, item in dict.items(value):
+            yield key
+            yield item
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        yield from value
+    try:
+        instance_dict = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return
+    if type(instance_dict) is dict:
+        yield from instance_dict.values()
+
+
+def _check_result(result: Any, stand_ins: set[int]) -> None:
+    """Refuse a result that holds anything private, in one walk: each object once, at
+    most MAX_OBJECTS of them, at most MAX_DEPTH deep."""
+    torch_tensor = _torch_tensor()
+    numpy = __import__("sys").modules.get("numpy")
+    leaves: tuple = (str, bytes, bytearray, int, float, complex, bool, type(None))
+    if numpy is not None:
+        leaves += (numpy.ndarray, numpy.generic, numpy.dtype)
+    if torch_tensor is not None:
+        leaves += (torch_tensor,)
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(result, 0)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, leaves):
+            continue
         if id(value) in seen:
-            return
-        if type(value) in _CONTAINERS or type(value) is OrderedDict:
-            seen.add(id(value))
-            items = value.items() if isinstance(value, dict) else ((item, None) for item in value)
-            for key, item in items:
-                self._check_state(key, depth + 1, seen)
-                self._check_state(item, depth + 1, seen)
-            return
-        if isinstance(value, _CODE) or callable(value):
-            raise pickle.UnpicklingError(
-                "a BUILD state may hold data only, not %s" % getattr(value, "__qualname__", type(value).__qualname__)
-            )
-        # A non-callable allow-listed global (a torch.dtype, torch.layout ...): data.
-
-    def _check_names(self, cls: type, names: Any) -> None:
-        for name in names:
-            if not isinstance(name, str):
-                raise pickle.UnpicklingError("a BUILD state's names must be strings, not %r" % (name,))
-            if _is_dunder(name):
-                raise pickle.UnpicklingError("a BUILD state may not set the dunder name %r" % name)
-            if _class_defines(cls, name):
-                raise pickle.UnpicklingError(
-                    "a BUILD state may not set %r, which the class %s defines" % (name, cls.__qualname__)
-                )
-
-    def load_build(self) -> None:
-        state = self.stack.pop()
-        inst = self.stack[-1]
-        cls = type(inst)
-        if isinstance(inst, _CODE):
-            raise pickle.UnpicklingError(
-                "BUILD on %s refused: a pickle may not change a class, function or module"
-                % getattr(inst, "__qualname__", cls.__qualname__)
-            )
-        if self._created.pop(id(inst), None) is not inst:  # pop: one BUILD per object
-            raise pickle.UnpicklingError(
-                "BUILD on a %s refused: only an object this load just created may get a state, once"
-                % cls.__qualname__
-            )
-        self._check_state(state)
-        if cls in _rebuilders.values():
-            cls.__setstate__(inst, state)  # the rebuilder checks the state's shape itself
-            return
-        if cls is _torch_tensor_class():
-            inst.set_(*state)  # torch < 1.6 tensors (torch's weights-only loader does the same)
-            return
-        setstate = next((vars(klass)["__setstate__"] for klass in cls.__mro__ if "__setstate__" in vars(klass)), None)
-        if setstate is not None:
-            # The class's own state check (numpy arrays and dtypes, torch Parameter):
-            # looked up on the class, never through the instance's __getattr__.
-            setstate(inst, state)
-            return
-        slots = None
-        if isinstance(state, tuple) and len(state) == 2:
-            state, slots = state
-        if slots:
-            # Every slot is a class attribute: no slot may be set from a file.
-            self._check_names(cls, slots)
-        if state:
-            if not isinstance(state, dict):
-                raise pickle.UnpicklingError("a BUILD state must be a dict, not %s" % type(state).__qualname__)
-            self._check_names(cls, state)
-            try:
-                instance_dict = object.__getattribute__(inst, "__dict__")
-            except AttributeError:
-                raise pickle.UnpicklingError("a %s has no attributes to set" % cls.__qualname__) from None
-            instance_dict.update(state)
-
-    dispatch[pickle.BUILD[0]] = load_build
+            continue
+        seen.add(id(value))
+        if len(seen) > MAX_OBJECTS:
+            raise _refuse("the checkpoint holds more than %d objects" % MAX_OBJECTS)
+        if depth > MAX_DEPTH:
+            raise _refuse("the checkpoint's data nests deeper than %d levels" % MAX_DEPTH)
+        if id(value) in stand_ins or type(value) in _PENDING or isinstance(value, _RebuiltStandIn):
+            raise _refuse("the file uses %s as a value, which only its loader may hold"
+                          % getattr(value, "__qualname__", type(value).__qualname__))
+        for child in _children(value):
+            if not isinstance(child, leaves):
+                todo.append((child, depth + 1))
 
 
-def _torch_tensor_class() -> type | None:
-    import sys
-
-    torch = sys.modules.get("torch")
+def _torch_tensor() -> type | None:
+    torch = __import__("sys").modules.get("torch")
     return getattr(torch, "Tensor", None)
 
 
-def _data_only_load(file, **kwargs) -> Any:
-    return DataOnlyUnpickler(file, **kwargs).load()
+def data_only_unpickler(base: type) -> type:
+    """torch's weights-only ``Unpickler`` (``base``), which inside ``data_only_scope``
+    also reads the data-only allow-list; outside it, ``base`` unchanged."""
+
+    class Unpickler(base):  # type: ignore[valid-type, misc]
+        __doc__ = base.__doc__
+
+        def load(self) -> Any:
+            if not _in_scope():
+                return super().load()
+            load = _Load(self)
+            self.memo = _Memo()
+            outer = getattr(_scope, "load", None)
+            _scope.load = load
+            try:
+                result = super().load()
+                load.finish(result)
+            finally:
+                _scope.load = outer
+            return result
+
+        def _check_set_item_target(self, opcode: str) -> None:
+            # A dict stand-in is filled before its BUILD (pickle's order), with dict.__setitem__.
+            if _in_scope() and isinstance(self.stack[-1], _RebuiltStandIn) and isinstance(self.stack[-1], dict):
+                return
+            super()._check_set_item_target(opcode)
+
+    Unpickler.__module__ = base.__module__
+    Unpickler.__qualname__ = base.__qualname__
+    return Unpickler
 
 
-# torch.load's ``pickle_module``: what torch uses of one (``Unpickler``, ``load``).
-DATA_ONLY_PICKLE = types.ModuleType("compatfix.data_only_pickle")
-DATA_ONLY_PICKLE.Unpickler = DataOnlyUnpickler
-DATA_ONLY_PICKLE.load = _data_only_load
+def install(weights_only_module: Any, shim: str) -> bool:
+    """Put the two hooks on ``torch._weights_only_unpickler`` for ``shim``; whether it
+    changed anything (applying twice is harmless)."""
+    from compatfix.patching import replace_attribute, wrap, wrapped_by
+
+    changed = wrap(weights_only_module, "_get_user_allowed_globals", _scoped_user_allowed_globals, shim)
+    current = weights_only_module.Unpickler
+    if not wrapped_by(current, shim):
+        changed = replace_attribute(weights_only_module, "Unpickler", data_only_unpickler(current), shim) or changed
+    return changed

@@ -72,6 +72,43 @@ def write(folder, name: str, pickled: bytes) -> dict[str, str]:
     return paths
 
 
+def int1(value: int) -> bytes:
+    return b"K" + bytes([value])
+
+
+def int4(value: int) -> bytes:
+    return b"J" + struct.pack("<i", value)
+
+
+def bytes_(data: bytes) -> bytes:
+    """``data`` as protocol 2 pickles bytes: ``_codecs.encode(latin-1 text, "latin1")``."""
+    return call(global_("_codecs", "encode"), text(data.decode("latin1")), text("latin1"))
+
+
+def tuple_of(*items: bytes) -> bytes:
+    return MARK + b"".join(items) + b"t"
+
+
+def numpy_dtype(type_string: str, state: bytes, module: str = "numpy") -> bytes:
+    """``numpy.dtype(type_string, False, True)`` given the BUILD ``state``."""
+    return call(global_(module, "dtype"), text(type_string), NEWFALSE, b"\x88") + state + BUILD
+
+
+def simple_dtype_state(endian: str = "<", flags: int = 0) -> bytes:
+    # (3, endian, subarray, names, fields, elsize, alignment, flags): numpy's own layout.
+    return tuple_of(int1(3), text(endian), NONE, NONE, NONE, int4(-1), int4(-1), int1(flags))
+
+
+def numpy_scalar(type_string: str, data: bytes, multiarray: str = "numpy.core.multiarray") -> bytes:
+    return call(global_(multiarray, "scalar"), numpy_dtype(type_string, simple_dtype_state()), bytes_(data))
+
+
+def numpy_array(shape: bytes, dtype: bytes, data: bytes, multiarray: str = "numpy.core.multiarray") -> bytes:
+    """``_reconstruct(ndarray, (0,), b"b")`` given the state (1, shape, dtype, False, data)."""
+    return (call(global_(multiarray, "_reconstruct"), global_("numpy", "ndarray"), int1(0) + TUPLE1, bytes_(b"b"))
+            + tuple_of(int1(1), shape, dtype, NEWFALSE, data) + BUILD)
+
+
 def runs_code(marker: str) -> dict[str, bytes]:
     """Pickles that, loaded with full pickle, create the file ``marker``: each reaches
     code another way. (None of them names a data-only class.)"""
@@ -117,7 +154,5 @@ def poisoners(victim: str) -> dict[str, bytes]:
                                        + dict_of(__immutable__=NEWFALSE) + BUILD + dict_of(clone=text("x")) + BUILD),
         "namespace_method_name": stream(namespace + dict_of(_get_kwargs=text("x")) + BUILD),
         "namespace_dunder": stream(namespace + dict_of(__wrapped__=text("x")) + BUILD),
-        "namespace_holds_function": stream(namespace + dict_of(hook=global_("torch._utils", "_rebuild_tensor_v2"))
-                                           + BUILD),
         "namespace_holds_class": stream(namespace + dict_of(kind=global_("argparse", "Namespace")) + BUILD),
     }

@@ -37,7 +37,15 @@ def _install(torch: types.ModuleType) -> str | None:
 
 
 def allow_data_only_classes(torch: types.ModuleType) -> str | None:
-    return _install(torch)
+    # The two hooks on torch's weights-only unpickler (inert outside a data-only load),
+    # then the shared torch.load/torch.save wrappers.
+    from torch import _weights_only_unpickler
+
+    from compatfix.checkpoint import unpickler
+
+    hooked = unpickler.install(_weights_only_unpickler, SHIM_DATA_ONLY)
+    wrapped = _install(torch)
+    return None if hooked or wrapped is None else wrapped
 
 
 def trust_own_and_opted_in_files(torch: types.ModuleType) -> str | None:
@@ -60,9 +68,12 @@ SHIMS = (
         apply=allow_data_only_classes,
         risk=RISK_BEHAVIOUR,
         broke=_BROKE,
-        summary="when torch's weights-only default refuses a checkpoint, load it again with a "
-        "data-only unpickler (torch's allow-list + Namespace, numpy scalars/dtypes/arrays, pathlib "
-        "paths, yacs CfgNode, mmcv Config/ConfigDict rebuilt from their state); runs no code from "
+        replacement="torch.serialization.add_safe_globals([...]) for plain classes; a dict subclass "
+        "(CfgNode, ConfigDict) or numpy data needs converting to plain dicts, lists and tensors before "
+        "torch.save",
+        summary="torch.load's weights-only default also loads argparse.Namespace, numpy "
+        "scalars/dtypes/arrays, pathlib paths, yacs CfgNode and mmcv Config/ConfigDict, each rebuilt "
+        "from checked data inside torch's own weights-only unpickler and its checks; runs no code from "
         "the file; an explicit weights_only is respected",
     ),
     Shim(
@@ -72,8 +83,10 @@ SHIMS = (
         requires={"torch": ">=2.6"},
         apply=trust_own_and_opted_in_files,
         risk=RISK_SECURITY,
+        replacement="torch.load(path, weights_only=False) for a file you trust, or save the project's "
+        "own objects as plain data (state_dict()) so the weights-only loader reads them",
         broke=_BROKE + "; checkpoints that pickle the project's own classes cannot be loaded safely at all",
-        summary="torch.save records the sha256 of each file it writes in a trust store; a file the "
+        summary="torch.save records the sha256 of the bytes it writes in a trust store; a file the "
         "safe loaders refuse loads with full pickle only if its bytes are in that store or the user "
         "opted in (COMPATFIX_TORCH_LOAD=trust-all, COMPATFIX_TORCH_LOAD_TRUST=paths), with a warning "
         "naming the file",

@@ -21,7 +21,7 @@ MAKE = os.path.join(FIXTURES, "make_checkpoint.py")
 LOAD = os.path.join(FIXTURES, "load_checkpoint.py")
 TORCH_REFUSAL = "Weights only load failed"
 COMPATFIX_REFUSAL = "compatfix: torch.load("
-DATA_ONLY_NOTICE = "compatfix loaded it with its data-only loader"
+DATA_ONLY_NOTICE = "compatfix loaded it with torch's weights-only loader and its data-only classes"
 FULL_PICKLE = "runs with full pickle (weights_only=False)"
 _OUR_VARIABLES = (
     "COMPATFIX_TORCH_LOAD", "COMPATFIX_TORCH_LOAD_TRUST", "COMPATFIX_TRUST_STORE",
@@ -191,27 +191,30 @@ def test_a_pickle_that_runs_code_is_never_executed_by_default(files):
         assert result["error_type"] == "UnpicklingError"
         # compatfix's reason and the opt-ins come first, torch's own text after them.
         assert error.startswith(COMPATFIX_REFUSAL) and TORCH_REFUSAL in error
-        assert "its data-only loader" in error and "which refused it" in error
+        assert "with compatfix's data-only classes" in error and "which refused it" in error
         assert "which does not hold these bytes" in error
         assert "COMPATFIX_TORCH_LOAD_TRUST=%s" % checkpoint in error and "COMPATFIX_TORCH_LOAD=trust-all" in error
-    assert "global posix.system, which is not on the data-only allow-list" in results[0]["error"]
-    assert "global builtins.exec, which is not on the data-only allow-list" in results[1]["error"]
-    assert "found by scanning the file" in results[1]["error"]
-    assert "global builtins.exec, which is not on the data-only allow-list" in results[2]["error"]
-    assert "found by scanning the file" not in results[2]["error"]
+    # The first line names the global that torch's unpickler (with the data-only classes) refused.
+    first_lines = [result["error"].splitlines()[0] for result in results]
+    assert "GLOBAL posix.system whose module posix is blocked" in first_lines[0]
+    assert "Unsupported global: GLOBAL exec was not an allowed global" in first_lines[1]
+    assert "Unsupported global: GLOBAL exec was not an allowed global" in first_lines[2]
     assert FULL_PICKLE not in stderr
 
 
 @pytest.mark.stack("modern", "paper")
 def test_the_data_only_loader_rebuilds_configs_only_from_their_state(tmp_path):
     # Hand-made pickles (the opcodes torch.save's protocol 2 uses) that try to make the
-    # allow-listed config classes run their own code with the file's arguments.
+    # allow-listed config classes run their own code with the file's arguments, read by
+    # torch's weights-only unpickler with compatfix's data-only classes.
     secret = tmp_path / "secret.txt"
     secret.write_text("not for the checkpoint")
     result = run_python(
         code="""
         import io, pickle, struct, sys
-        from compatfix.checkpoint.unpickler import DataOnlyUnpickler
+        import torch
+        from torch import _weights_only_unpickler
+        from compatfix.checkpoint.unpickler import data_only_scope
 
         def text(value):
             data = value.encode()
@@ -219,7 +222,8 @@ def test_the_data_only_loader_rebuilds_configs_only_from_their_state(tmp_path):
 
         def load(stream):
             try:
-                return repr(DataOnlyUnpickler(io.BytesIO(b"\\x80\\x02" + stream + b".")).load())
+                with data_only_scope():
+                    return repr(_weights_only_unpickler.load(io.BytesIO(b"\\x80\\x02" + stream + b".")))
             except pickle.UnpicklingError as exc:
                 return "refused: %s" % exc
 
@@ -234,10 +238,11 @@ def test_the_data_only_loader_rebuilds_configs_only_from_their_state(tmp_path):
         env=clean_env(),
     )
     lines = result.stdout.splitlines()
-    assert lines[0] == "refused: Config is rebuilt from its state; a pickle may not call it", result.stderr
-    assert lines[1].startswith("refused: a yacs CfgNode's state must be a dict of")
-    assert lines[2].startswith("refused: a yacs CfgNode's state must be a dict of")  # state None
-    assert lines[3] == "refused: the file names the global builtins.getattr, which is not on the data-only allow-list"
+    assert lines[0] == ("refused: compatfix's data-only loader: a Config is created empty and rebuilt from its "
+                        "state, never from other arguments"), result.stderr
+    assert lines[1].startswith("refused: compatfix's data-only loader: a yacs CfgNode's state must be a dict of")
+    assert lines[2].startswith("refused: compatfix's data-only loader: a yacs CfgNode's state must be a dict of")
+    assert lines[3].startswith("refused: Unsupported global: GLOBAL getattr was not an allowed global")
 
 
 def test_the_payload_does_run_once_the_user_opts_in(files):
