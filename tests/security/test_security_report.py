@@ -50,3 +50,74 @@ def test_a_huge_report_is_replaced_without_being_read(tmp_path):
     written = json.loads(report.read_text())
     assert [process["argv"] for process in written["processes"]] == [["-c"]]
     assert not os.path.exists(str(report) + ".lock")
+
+
+EXIT_AFTER_PLANTING = """
+import os, sys
+import numpy  # a target import: the engine starts, and writes its record at exit
+report, victim = sys.argv[1], sys.argv[2]
+# The names the report writer used to write through: PATH.<pid>.tmp, and the lock.
+os.symlink(victim, "%s.%d.tmp" % (report, os.getpid()))
+if len(sys.argv) > 3:
+    os.symlink(victim, report + ".lock")
+print("DONE")
+"""
+
+
+def test_a_planted_link_at_the_temporary_name_is_not_followed(tmp_path):
+    # Issue 18, finding 4: a link planted in a shared folder overwrote the victim's file.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's data")
+    report = tmp_path / "report.json"
+    result = run_python("-c", EXIT_AFTER_PLANTING, str(report), str(victim),
+                        env=clean_env(COMPATFIX_REPORT=str(report)), timeout=60)
+    assert "DONE" in result.stdout, result.stderr
+    assert victim.read_text() == "the victim's data"
+    assert json.loads(report.read_text())["processes"][0]["argv"] == ["-c", str(report), str(victim)]
+
+
+def test_a_planted_link_at_the_lock_name_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's data")
+    report = tmp_path / "report.json"
+    result = run_python("-c", EXIT_AFTER_PLANTING, str(report), str(victim), "lock",
+                        env=clean_env(COMPATFIX_REPORT=str(report)), timeout=60)
+    assert "DONE" in result.stdout
+    assert victim.read_text() == "the victim's data"
+    assert result.stderr.count("could not write the report") == 1, result.stderr
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("HELD", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_lock_held_by_a_live_process_skips_the_report_with_one_line(tmp_path):
+    # Issue 18, finding 5: the exit waited 30 s behind a lock; now about a second, then one line.
+    import subprocess
+    import sys
+
+    report = tmp_path / "report.json"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(report) + ".lock"], stdout=subprocess.PIPE,
+                              text=True, env=clean_env(False))
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        stdout, stderr = run_with_report(report)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "DONE" in stdout
+    assert stderr.count("could not write the report") == 1 and "held by another process" in stderr, stderr
+    assert not report.exists()
+
+
+def test_a_lock_left_by_a_killed_writer_does_not_block(tmp_path):
+    report = tmp_path / "report.json"
+    (tmp_path / "report.json.lock").write_text("")  # the file a killed writer leaves: no lock on it
+    stdout, stderr = run_with_report(report)
+    assert "DONE" in stdout and "could not write" not in stderr, stderr
+    assert json.loads(report.read_text())["processes"]

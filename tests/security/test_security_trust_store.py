@@ -177,3 +177,117 @@ print("LOADED", torch.load(path))
     assert "SAVED" in result.stdout and "LOADED 2020-01-01" in result.stdout, result.stderr[-2000:]
     assert store.read_bytes().isascii()
     assert json.loads('"%s"' % store.read_text().split("\n")[2].split("\t")[3]).endswith("/run\udcff.pth")
+
+
+# --- issue 18: the save side ------------------------------------------------------------------
+
+SAVE_COUNTING_OPENS = """
+import os, sys, torch
+target = sys.argv[1]
+opens = []
+sys.addaudithook(lambda event, args: opens.append(args[0]) if event == "open" and args and
+                 isinstance(args[0], str) and os.path.abspath(args[0]) == target else None)
+torch.save({"w": torch.zeros(2)}, target)
+print("OPENS", len(opens))
+"""
+
+
+def test_a_path_save_opens_the_file_once_and_hashes_what_it_wrote(tmp_path):
+    # Finding 3: compatfix opened PATH again after the save to hash it; a process that can
+    # rename files in the folder swapped a hostile file into that gap.
+    store = tmp_path / "store.tsv"
+    target = str(tmp_path / "model.pth")
+    result = run_python("-c", SAVE_COUNTING_OPENS, target, env=env(store))
+    assert "OPENS 1" in result.stdout, result.stdout + result.stderr
+    entries = [line.split("\t") for line in store.read_text().splitlines() if not line.startswith("#")]
+    data = open(target, "rb").read()
+    assert [(digest, int(size)) for digest, size, _, _ in entries] == [(hashlib.sha256(data).hexdigest(), len(data))]
+
+
+SAVE_AFTER_CHDIR = """
+import os, sys, torch
+mine, elsewhere = sys.argv[1], sys.argv[2]
+os.chdir(mine)
+with open("ckpt.pth", "wb") as handle:
+    os.chdir(elsewhere)  # handle.name ("ckpt.pth") now names the hostile file
+    torch.save({"w": torch.zeros(2)}, handle)
+print("SAVED")
+"""
+
+
+@pytest.mark.parametrize("kind", FORMATS)
+def test_a_file_object_is_hashed_through_what_was_written_not_its_name(tmp_path, kind):
+    store = tmp_path / "store.tsv"
+    mine, elsewhere = tmp_path / "mine", tmp_path / "elsewhere"
+    mine.mkdir()
+    elsewhere.mkdir()
+    marker = str(tmp_path / "ran")
+    hostile = elsewhere / "ckpt.pth"
+    hostile.write_bytes(payloads.FORMATS[kind](payloads.runs_code(marker)["exec"]))
+    result = run_python("-c", SAVE_AFTER_CHDIR, str(mine), str(elsewhere), env=env(store))
+    assert "SAVED" in result.stdout, result.stderr
+    digests = {line.split("\t")[0] for line in store.read_text().splitlines() if not line.startswith("#")}
+    assert digests == {hashlib.sha256((mine / "ckpt.pth").read_bytes()).hexdigest()}
+    result = run_python("-c", LOAD, str(hostile), env=env(store))
+    assert "REFUSED" in result.stdout and not os.path.exists(marker), result.stdout + result.stderr
+
+
+def test_a_save_does_not_wait_for_a_live_lock_holder(tmp_path):
+    # Finding 5: a lock without an owner stalled every torch.save 30 s. Now: flock, and a
+    # holder that keeps it makes the save skip its record after about a second, with one line.
+    import subprocess
+    import sys
+
+    store = tmp_path / "store.tsv"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(store) + ".lock"], stdout=subprocess.PIPE,
+                              text=True, env=clean_env(False))
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        result = run_python("-c", SAVE_COUNTING_OPENS, str(tmp_path / "a.pth"), env=env(store))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "OPENS 1" in result.stdout
+    assert result.stderr.count("the trust store is busy") == 1, result.stderr
+    assert not store.exists()
+    (tmp_path / "store.tsv.lock").write_text("")  # what a killed holder leaves behind: not a lock
+    result = run_python("-c", SAVE_COUNTING_OPENS, str(tmp_path / "b.pth"), env=env(store))
+    assert "busy" not in result.stderr and "b.pth" in store.read_text()
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("HELD", flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_store_survives_a_cut_line_garbage_and_absurd_sizes(tmp_path):
+    # Finding 6: a last line without its newline glued every new entry onto it; and
+    # finding 5: one absurd size made loading any trusted file read that many bytes.
+    from compatfix.checkpoint import trust_store
+
+    store = tmp_path / "store.tsv"
+    write_store(store)
+    with open(store, "a") as handle:
+        handle.write("%s\t%d\t2021-01-01T00:00:00Z\t/huge.pth\n" % ("f" * 64, 100 << 30))  # a 100 GB checkpoint
+        handle.write("zz" * 32 + "\t12\tgarbage\t/x\n")
+        handle.write("%s\t%s\t-\t/long\n" % ("0" * 64, "9" * 5000))  # int() of it would raise
+        handle.write("%s\t123" % ("a" * 64))  # cut short by a full disk
+    trust_store.record("/mine.pth", "b" * 64, 42, str(store))
+    assert [(digest, size) for digest, size, _, _ in trust_store.entries(str(store))] == [
+        ("f" * 64, 100 << 30), ("b" * 64, 42)]
+
+
+@pytest.mark.parametrize("kind", FORMATS)
+def test_a_trusted_small_file_loads_beside_a_huge_entry(tmp_path, kind):
+    store = tmp_path / "store.tsv"
+    path, benign, _ = benign_and_hostile(tmp_path, kind, str(tmp_path / "ran"))
+    write_store(store, benign)
+    with open(store, "a") as handle:
+        handle.write("%s\t%d\t2021-01-01T00:00:00Z\t/huge.pth\n" % ("f" * 64, 1 << 50))
+    code = "import resource; resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))\n" + LOAD
+    result = run_python("-c", code, path, env=env(store))
+    assert "LOADED" in result.stdout, result.stdout + result.stderr
