@@ -87,7 +87,7 @@ class GPUStatCollection:
     @staticmethod
     def new_query(debug: bool = False, id: Any = None) -> GPUStatCollection:  # noqa: A002 - gpustat's name
         _count("gpustat.new_query")
-        indices = range(_devices.local_device_count())
+        indices = list(range(_devices.local_device_count()))
         if id is not None:
             wanted = [id] if isinstance(id, int) else [int(part) for part in str(id).split(",")]
             indices = [index for index in indices if index in wanted]

@@ -298,8 +298,9 @@ def provide(module) -> None:
     module.__doc__ = names["__doc__"]
 
 
-def answer_installed(module) -> str | None:
-    """Replace the installed bindings' functions with CPU mode's answers."""
+def answer_installed(module):
+    """Replace the installed bindings' functions with CPU mode's answers (a str: why there
+    was nothing to do, for the report)."""
     error = getattr(module, "NVMLError", None)
     if error is None:
         return "%s has no NVMLError: not NVML's bindings" % module.__name__

@@ -1,4 +1,4 @@
-"""CPU mode beyond torch (compatfix.cpu.nvidia_smi, .pynvml, .gputil, .gpustat): the doors
+"""CPU mode beyond torch (compatfix.cpu.subprocess, .os, .pynvml, .GPUtil, .gpustat): the doors
 2020-22 scripts reach the GPU through outside torch answer what ``torch.cuda`` says in CPU
 mode, and nothing else changes.
 
@@ -20,11 +20,11 @@ import pytest
 
 from support import FIXTURES, clean_env, cpu_env, has_cuda_gpu, run_python
 
-from compatfix.cpu import nvidia_smi
+from compatfix.cpu import _nvidia_smi as nvidia_smi
 
 DOORS = os.path.join(FIXTURES, "cpu_doors", "doors.py")
 NAME = "CPU (compatfix --device cpu)"
-SMI = "cpu.nvidia_smi"
+SMI = "cpu.subprocess.nvidia_smi,cpu.os.nvidia_smi"
 NVML = "cpu.pynvml.standin,cpu.pynvml.answers"
 
 # case -> the shims that answer it (disabled for the half that must fail)

@@ -125,7 +125,7 @@ class StreamContext(_NullContext):
 # torch.distributed.launch set LOCAL_WORLD_SIZE; LOCAL_RANK + 1 at least), so that
 # ``assert torch.cuda.device_count() > local_rank`` and ``set_device(local_rank)`` hold on
 # every rank; how many, and what each reports, is compatfix.cpu._devices' answer, which
-# nvidia-smi, pynvml, GPUtil and gpustat give too (compatfix.cpu.nvidia_smi & co.).
+# nvidia-smi, pynvml, GPUtil and gpustat give too (compatfix.cpu.subprocess & co.).
 
 _current = [0]  # the current device index (set_device, torch.cuda.device contexts)
 

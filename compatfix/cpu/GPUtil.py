@@ -3,7 +3,7 @@ its API (``getGPUs``, ``getAvailable``, ``getFirstAvailable``, ``getAvailability
 ``showUtilization``, ``GPU``) answering for the devices CPU mode plays
 (``compatfix.cpu._devices``). An installed GPUtil needs no shim of its own: it runs
 ``nvidia-smi --query-gpu=… --format=csv,noheader,nounits`` through ``subprocess.Popen``,
-which ``cpu.nvidia_smi`` answers with the same numbers.
+which ``cpu.subprocess.nvidia_smi`` answers with the same numbers.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""CPU mode for the ``nvidia-smi`` program: the queries 2020-22 scripts make through
-``os.popen``, ``os.system`` and ``subprocess`` (``run``, ``check_output``, ``Popen``,
-``getoutput``) are answered for the devices CPU mode plays (``compatfix.cpu._devices``, the
-numbers ``torch.cuda`` gives), without running a process.
+"""What the ``nvidia-smi`` program answers in CPU mode, and which commands run it (no
+shims here: ``compatfix.cpu.subprocess`` and ``compatfix.cpu.os`` use these). The queries
+2020-22 scripts make through ``os.popen``, ``os.system`` and ``subprocess`` (``run``,
+``check_output``, ``Popen``, ``getoutput``) are answered for the devices CPU mode plays
+(``compatfix.cpu._devices``, the numbers ``torch.cuda`` gives), without running a process.
 
-``cpu.nvidia_smi`` intercepts a command only when its program is ``nvidia-smi`` (the
+A command is intercepted only when its program is ``nvidia-smi`` (the
 basename of ``argv[0]``, or the first word of a shell string) and its arguments are a form
 answered here: plain ``nvidia-smi``, ``-L``, ``--query-gpu=… --format=csv[,noheader][,nounits]``
 (with ``-i``), ``--query-compute-apps=…`` and ``-q -d MEMORY|UTILIZATION``. Every other
@@ -11,34 +12,22 @@ command runs as it would (``nvidia-smi topo -m`` too). In a shell string, what f
 ``nvidia-smi`` command (``| grep Free > tmp``) still runs in the shell, reading the answer
 from ``printf`` in place of ``nvidia-smi``'s output.
 
-Every spawn of ``subprocess.Popen`` goes through ``Popen._execute_child``: answering there,
-as the child would (writing to the child's stdout, exit status 0), covers ``run``,
-``check_output``, ``call``, ``getoutput``, ``Popen(...).communicate()`` and ``os.popen``,
-whatever their pipes, text mode or context managers. ``os.system`` calls C's ``system()``
-and is wrapped itself. POSIX only: Windows pipes are handles, not descriptors.
+POSIX only: Windows pipes are handles, not descriptors.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
 import time
 
-from compatfix import patching
 from compatfix.cpu import _devices
-from compatfix.cpu._device import counter
-from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-SHIM = "cpu.nvidia_smi"
 PROGRAM = "nvidia-smi"
 NA = "[N/A]"  # what nvidia-smi prints for a field a device does not support
-
-_count = counter(SHIM)
 
 
 # --- what nvidia-smi answers ---------------------------------------------------------------
@@ -399,7 +388,7 @@ def _write_and_close(fd: int, data: bytes) -> None:
         os.close(fd)
 
 
-def _emit(fd: int, text: str) -> None:
+def emit(fd: int, text: str) -> None:
     """Write ``text`` to ``fd`` as nvidia-smi would; a long answer is written by a thread
     through its own copy of ``fd``, so that a pipe the caller has yet to read cannot block."""
     data = text.encode()
@@ -413,77 +402,3 @@ def _emit(fd: int, text: str) -> None:
 
     threading.Thread(target=_write_and_close, args=(os.dup(fd), data), daemon=True,
                      name="compatfix nvidia-smi answer").start()
-
-
-def _wrap_execute_child(original: Callable) -> Callable:
-    @functools.wraps(original)
-    def _execute_child(self, args, executable, *rest):
-        # rest: preexec_fn, close_fds, pass_fds, cwd, env, startupinfo, creationflags, shell,
-        # p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, ... (CPython's order)
-        plan = plan_popen(args, rest[7], executable)
-        if plan is None or sys._getframe(2).f_globals.get("__name__", "").startswith("asyncio"):
-            # asyncio's transports watch the child's pid, which an answer has not
-            return original(self, args, executable, *rest)
-        action, what, value = plan
-        _count(what)
-        if action == "shell":
-            return original(self, value, executable, *rest)
-        p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = rest[8:14]
-        try:
-            _emit(1 if c2pwrite == -1 else c2pwrite, value)
-        finally:
-            self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)
-        self.pid = None  # no process: nothing to wait for or signal
-        self.returncode = 0
-
-    return _execute_child
-
-
-def _wrap_system(original: Callable) -> Callable:
-    @functools.wraps(original)
-    def system(command):
-        try:
-            plan = plan_shell(os.fsdecode(command))
-        except TypeError:
-            plan = None
-        if plan is None:
-            return original(command)
-        action, what, value = plan
-        _count(what)
-        if action == "shell":
-            return original(value)
-        _emit(1, value)  # the shell's child writes to the inherited stdout
-        return 0
-
-    return system
-
-
-def apply(module) -> str | None:
-    if os.name != "posix":
-        return "nvidia-smi queries are answered on POSIX systems only"
-    if module.__name__ == "subprocess":
-        current = module.Popen._execute_child
-        if not patching.wrapped_by(current, SHIM):
-            patching.replace_attribute(module.Popen, "_execute_child", _wrap_execute_child(current), SHIM)
-    elif module.__name__ == "os":
-        if not patching.wrapped_by(module.system, SHIM):
-            patching.replace_attribute(module, "system", _wrap_system(module.system), SHIM)
-    return None
-
-
-SHIMS = (
-    Shim(
-        SHIM,
-        targets=["subprocess", "os"],
-        kind=AFTER_IMPORT,
-        apply=apply,
-        risk=RISK_BEHAVIOUR,
-        device="cpu",
-        broke="scripts ask nvidia-smi for GPU memory, utilisation or names (os.popen, os.system, "
-        "subprocess); on a machine without the NVIDIA tools the output is empty or the program is "
-        "missing, and the parse fails ('not enough values to unpack', FileNotFoundError)",
-        summary="CPU mode: nvidia-smi's plain table, -L, --query-gpu/--query-compute-apps CSV and "
-        "-q -d MEMORY are answered for the devices torch.cuda plays, without running a process; "
-        "other nvidia-smi commands run as they would",
-    ),
-)
