@@ -19,7 +19,9 @@ import sys
 import time
 
 from compatfix import patching
+from compatfix.cpu import _devices
 from compatfix.cpu._device import counter, dress as _dress
+from compatfix.cpu._devices import local_device_count
 from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 
 SHIM_QUERIES = "cpu.torch.cuda.device_queries"
@@ -122,40 +124,10 @@ class StreamContext(_NullContext):
 # One device, or under a launcher as many as the launcher starts on this node (torchrun and
 # torch.distributed.launch set LOCAL_WORLD_SIZE; LOCAL_RANK + 1 at least), so that
 # ``assert torch.cuda.device_count() > local_rank`` and ``set_device(local_rank)`` hold on
-# every rank. The environment is read at each call: scripts of the era set LOCAL_RANK
-# themselves from SLURM's variables before they ask.
+# every rank; how many, and what each reports, is compatfix.cpu._devices' answer, which
+# nvidia-smi, pynvml, GPUtil and gpustat give too (compatfix.cpu.subprocess & co.).
 
 _current = [0]  # the current device index (set_device, torch.cuda.device contexts)
-
-
-def _env_int(name: str) -> int:
-    try:
-        return int(os.environ.get(name, ""))
-    except ValueError:
-        return 0
-
-
-def _slurm_tasks_per_node() -> int:
-    """The most tasks SLURM starts on one node of this step (``SLURM_NTASKS_PER_NODE``, or
-    ``SLURM_STEP_TASKS_PER_NODE``/``SLURM_TASKS_PER_NODE`` such as ``2(x3)`` or ``3,2``)."""
-    count = _env_int("SLURM_NTASKS_PER_NODE")
-    if not count:
-        spec = os.environ.get("SLURM_STEP_TASKS_PER_NODE") or os.environ.get("SLURM_TASKS_PER_NODE") or ""
-        for part in spec.split(","):
-            number = part.partition("(")[0]
-            if number.isdigit():
-                count = max(count, int(number))
-    return count
-
-
-def local_device_count() -> int:
-    """How many CUDA devices CPU mode plays here: the launcher's local world size (torchrun,
-    torch.distributed.launch, or SLURM's tasks on this node for srun/submitit), else 1."""
-    if "SLURM_PROCID" in os.environ or "SLURM_LOCALID" in os.environ:
-        slurm = max(_slurm_tasks_per_node(), _env_int("SLURM_LOCALID") + 1)
-    else:
-        slurm = 0
-    return max(1, _env_int("LOCAL_WORLD_SIZE"), _env_int("LOCAL_RANK") + 1, slurm)
 
 
 def _index(device=None, optional=True) -> int:
@@ -179,7 +151,7 @@ def _index(device=None, optional=True) -> int:
         return _current[0]
     if not 0 <= index < local_device_count():
         raise RuntimeError("CUDA error: invalid device ordinal (device %d; CPU mode plays %d device(s): "
-                           "the launcher's LOCAL_WORLD_SIZE, or 1 without a launcher)" % (index, local_device_count()))
+                           "the launcher's LOCAL_WORLD_SIZE or the CUDA_VISIBLE_DEVICES count, else 1)" % (index, local_device_count()))
     return index
 
 
@@ -303,11 +275,7 @@ def _cuda_functions(torch) -> dict:
     """The ``torch.cuda`` functions of CPU mode, each counted under its own name."""
     generator = torch.default_generator
 
-    def _total_memory():
-        try:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (AttributeError, ValueError, OSError):
-            return 0
+    _total_memory = _devices.total_memory
 
     def init():
         pass
@@ -321,20 +289,20 @@ def _cuda_functions(torch) -> dict:
 
     def get_device_name(device=None):
         _index(device)
-        return "CPU (compatfix --device cpu)"
+        return _devices.NAME
 
     def get_device_capability(device=None):
         _index(device)
-        return (0, 0)
+        return _devices.CAPABILITY
 
     def get_device_properties(device=None):
         import types
 
         index = _index(device)
         return types.SimpleNamespace(
-            name=get_device_name(index), major=0, minor=0, total_memory=_total_memory(),
+            name=get_device_name(index), major=_devices.CAPABILITY[0], minor=_devices.CAPABILITY[1], total_memory=_total_memory(),
             multi_processor_count=os.cpu_count() or 1, is_integrated=True, is_multi_gpu_board=False,
-            uuid="compatfix-cpu-%d" % index, L2_cache_size=0, warp_size=32, max_threads_per_multi_processor=1,
+            uuid=_devices.uuid(index), L2_cache_size=0, warp_size=32, max_threads_per_multi_processor=1,
             regs_per_multiprocessor=0, gcnArchName="", pci_bus_id=0, pci_device_id=index, pci_domain_id=0,
         )
 
@@ -398,8 +366,7 @@ def _cuda_functions(torch) -> dict:
 
     def mem_get_info(device=None):
         _index(device)
-        total = _total_memory()
-        return (total, total)
+        return (_devices.free_memory(), _devices.total_memory())
 
     def set_per_process_memory_fraction(fraction, device=None):
         pass
@@ -407,27 +374,27 @@ def _cuda_functions(torch) -> dict:
     # NVML-backed queries (nvidia-ml-py is not there): an idle device, no processes.
     def utilization(device=None):
         _index(device)
-        return 0
+        return _devices.UTILIZATION
 
     def memory_usage(device=None):
         _index(device)
-        return 0
+        return _devices.UTILIZATION
 
     def temperature(device=None):
         _index(device)
-        return 0
+        return _devices.TEMPERATURE
 
     def power_draw(device=None):
         _index(device)
-        return 0
+        return _devices.POWER_DRAW_MW
 
     def clock_rate(device=None):
         _index(device)
-        return 0
+        return _devices.CLOCK_MHZ
 
     def device_memory_used(device=None):
         _index(device)
-        return 0
+        return _devices.used_memory()
 
     def list_gpu_processes(device=None):
         return "GPU:%d\nno processes are running" % _index(device)
