@@ -26,6 +26,9 @@ import sys
 # targets (argparse, collections, ...) are left out on purpose: almost every process
 # imports them, so their shims wait until a third-party target has loaded the engine.
 TRIGGER_PACKAGES = frozenset({"apex", "mmcv", "mmdet", "mmseg", "numpy", "PIL", "pkg_resources", "scipy", "skimage", "sklearn", "timm", "torch", "torchvision", "yaml"})
+# Targets of CPU mode's shims only (the GPU queries outside torch): triggers when
+# COMPATFIX_DEVICE=cpu, since a script may ask GPUtil for a free GPU before it imports torch.
+CPU_MODE_TRIGGER_PACKAGES = frozenset({"GPUtil", "gpustat", "nvidia_smi", "pynvml"})
 
 # How this process was activated: None (not at all), "pth", "sitecustomize" or "cli".
 activated_by = None  # type: str | None
@@ -78,6 +81,8 @@ class CompatfixFinder:
             # A worker started by torchrun / torch.distributed.launch may parse its
             # --local_rank before it imports torch: there argparse is a trigger too.
             self.packages.add("argparse")
+        if os.environ.get("COMPATFIX_DEVICE", "").strip().lower() == "cpu":
+            self.packages |= CPU_MODE_TRIGGER_PACKAGES
         self.handler = None  # the engine's ImportHandler, once a target import loaded it
 
     def find_spec(self, fullname, path=None, target=None):

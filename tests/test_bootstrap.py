@@ -39,14 +39,21 @@ def test_isolated_mode_and_no_site_mean_no_activation():
 
 
 def test_trigger_packages_match_the_registry():
-    from _compatfix_bootstrap import TRIGGER_PACKAGES
+    from _compatfix_bootstrap import CPU_MODE_TRIGGER_PACKAGES, TRIGGER_PACKAGES
     from compatfix._engine import DEVICES
     from compatfix.registry import builtin_shims
 
-    declared = {name.partition(".")[0] for shim in builtin_shims(DEVICES) for name in shim.watched_modules()}
-    # Standard-library targets are not triggers: nearly every process imports them, and the
-    # engine would load everywhere. Their shims apply when a third-party target loads it.
-    assert TRIGGER_PACKAGES == declared - set(sys.stdlib_module_names)
+    def declared(shims) -> set[str]:
+        # Standard-library targets are not triggers: nearly every process imports them, and the
+        # engine would load everywhere. Their shims apply when a third-party target loads it.
+        return {name.partition(".")[0] for shim in shims for name in shim.watched_modules()} - set(
+            sys.stdlib_module_names)
+
+    shims = builtin_shims(DEVICES)
+    assert TRIGGER_PACKAGES | CPU_MODE_TRIGGER_PACKAGES == declared(shims)
+    # CPU mode's own triggers are the packages that only its shims target.
+    assert CPU_MODE_TRIGGER_PACKAGES == declared(shim for shim in shims if shim.device == "cpu") - declared(
+        shim for shim in shims if shim.device is None)
 
 
 def test_the_installed_distribution_ships_pth_and_start_files():
