@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import pickle
 import random
 import struct
 import sys

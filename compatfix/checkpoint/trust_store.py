@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from typing import IO, Iterator
+from typing import Callable, Iterator
 
 from compatfix import _files, _messages
 
@@ -222,3 +222,19 @@ def record(checkpoint: str | bytes, digest: str, size: int, path: str | None = N
         kept = kept[len(kept) - MAX_ENTRIES + 1:]
         text = _HEADER + "".join("%s\t%d\t%s\t%s\n" % entry for entry in kept) + line
         _files.replace_with(path, text.encode("ascii"))
+
+
+def forget(matches: "Callable[[tuple[str, int, str, str]], bool]", path: str | None = None) -> int:
+    """Drop the entries ``matches`` accepts; how many were dropped (UnsafeStore, OSError,
+    LockTimeout)."""
+    path = store_path() if path is None else path
+    if path is None or not os.path.lexists(path):
+        return 0
+    check_safe(path)
+    with _files.locked(path + ".lock", timeout=LOCK_TIMEOUT):
+        kept = list(entries(path))
+        remaining = [entry for entry in kept if not matches(entry)]
+        if len(remaining) != len(kept):
+            text = _HEADER + "".join("%s\t%d\t%s\t%s\n" % entry for entry in remaining)
+            _files.replace_with(path, text.encode("ascii"))
+    return len(kept) - len(remaining)
