@@ -382,3 +382,30 @@ def test_trust_store_location_follows_the_environment(tmp_path, monkeypatch):
     assert _trust.store_path() == str(tmp_path / "elsewhere.tsv")
     monkeypatch.setenv("COMPATFIX_TRUST_STORE", "off")
     assert _trust.store_path() is None
+
+
+def test_compatfix_trust_lists_and_forgets_entries(tmp_path):
+    import hashlib
+    import shutil
+
+    from support import clean_env as _clean
+
+    (own,) = make(tmp_path, "custom:own.pth", compatfix=True)
+    store = tmp_path / "store.tsv"
+    cli = shutil.which("compatfix", path=os.path.dirname(os.path.realpath(__import__("sys").executable)))
+    import subprocess
+
+    def trust(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([cli, "trust", *args], capture_output=True, text=True,
+                              env=_clean(COMPATFIX_TRUST_STORE=str(store)))
+
+    digest = hashlib.sha256(open(own, "rb").read()).hexdigest()
+    listed = json.loads(trust("list", "--json").stdout)
+    assert [entry["sha256"] for entry in listed["entries"]] == [digest] and listed["entries"][0]["path"] == own
+    assert digest[:16] in trust().stdout
+    assert trust("forget", str(tmp_path / "other.pth")).returncode == 1
+    result = trust("forget", own)
+    assert result.returncode == 0 and "forgot 1 entry" in result.stdout
+    assert json.loads(trust("list", "--json").stdout)["entries"] == []
+    results, _ = load(store, own)
+    assert not results[0]["ok"]  # no longer trusted
