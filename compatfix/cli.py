@@ -109,6 +109,12 @@ def catalogue_markdown(shims: list[Shim]) -> str:
             shim.summary[0].upper() + shim.summary[1:] + ".",
             "",
             "- What broke: %s" % shim.broke,
+        ]
+        if shim.replacement:
+            out.append("- To port the code for good: %s" % shim.replacement)
+        out += ["- Rename `%s` to `%s`" % item for item in sorted(shim.renames.items())]
+        out += ["- Rewrite `%s`: %s (not mechanical)" % item for item in sorted(shim.rewrites.items())]
+        out += [
             "- Kind: `%s` on %s%s" % (
                 shim.kind,
                 ", ".join("`%s`" % t for t in shim.targets),
