@@ -397,6 +397,34 @@ def _describe_unparseable(handle: Any, rewind: Callable[[], Any]) -> str | None:
     return None if _pickles_parse(io.BytesIO(pickled), 1) else "a zip whose data.pkl is not a pickle"
 
 
+def _pickle_protocol(f: Any, rewind: Callable[[], None]) -> int:
+    """The pickle protocol of the checkpoint's (first) pickle; 0 if it cannot tell."""
+    try:
+        if _is_path(f):
+            with open(f, "rb") as handle:
+                head = handle.read(4)
+                if head.startswith(b"PK\x03\x04"):
+                    handle.seek(0)
+                    head = _zip_pickle_head(handle)
+        else:
+            rewind()
+            head = f.read(4)
+            if head.startswith(b"PK\x03\x04"):
+                rewind()
+                head = _zip_pickle_head(f)
+            rewind()
+    except Exception:
+        return 0
+    return head[1] if len(head) > 1 and head[0] == 0x80 else 0
+
+
+def _zip_pickle_head(handle: Any) -> bytes:
+    from torch.serialization import _open_zipfile_reader
+
+    with _open_zipfile_reader(handle) as archive:
+        return bytes(archive.get_record("data.pkl")[:2])
+
+
 def _unreadable(torch_error: Exception, f: Any, what: str) -> pickle.UnpicklingError:
     return pickle.UnpicklingError(
         "compatfix: torch.load(%r) failed: this is not a checkpoint that any loader can read (%s). "
@@ -434,6 +462,10 @@ def _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_l
     unreadable = _not_a_checkpoint(f, rewind)
     if unreadable is not None:
         raise _unreadable(torch_error, f, unreadable) from None
+    protocol = _pickle_protocol(f, rewind)
+    if protocol > 2 and "Unsupported operand" in reason:
+        reason = ("it was saved with pickle protocol %d (torch.save(..., pickle_protocol=%d)), and torch's "
+                  "weights-only loader reads protocol 2 only" % (protocol, protocol))
     if not policy.trusted:
         tried.append("not its trust rules: shim %s is disabled" % SHIM_TRUSTED)
         raise _refusal(torch_error, f, reason, tried) from None
