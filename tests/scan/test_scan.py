@@ -42,8 +42,9 @@ def test_every_inventory_entry_says_its_replacement():
 
 def test_every_restored_name_and_provided_module_has_its_own_replacement():
     """A name a shim restores, or a module it provides, is a key of its renames or rewrites:
-    the scan shows a replacement for that name, not only the record's summary."""
-    for shim in SHIMS:
+    the scan shows a replacement for that name, not only the record's summary. CPU mode's
+    shims are not fixes to port: the code they serve is right on a machine with a GPU."""
+    for shim in (shim for shim in SHIMS if shim.device is None):
         keys = set(shim.renames) | set(shim.rewrites)
         expected = {"%s.%s" % (t, n) for t in shim.targets for n in shim.restores}
         if shim.kind == registry.PROVIDE:
