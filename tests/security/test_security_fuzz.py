@@ -14,7 +14,7 @@ from support import REPO_ROOT, clean_env, run_python
 FUZZER = os.path.join(REPO_ROOT, "scripts", "fuzz-checkpoints.py")
 
 
-@pytest.mark.stack("modern", "numpy1")
+@pytest.mark.stack("modern")
 def test_generated_pickles_never_crash_run_code_or_leave_a_foreign_object(tmp_path):
     progress = tmp_path / "case.hex"
     result = run_python(FUZZER, "--hypothesis", "--cases", "400", "--progress", str(progress),
@@ -25,7 +25,7 @@ def test_generated_pickles_never_crash_run_code_or_leave_a_foreign_object(tmp_pa
     assert result.stdout.strip().endswith("OK 400 hypothesis cases")
 
 
-@pytest.mark.stack("modern", "numpy1")
+@pytest.mark.stack("modern")
 def test_the_fuzzer_can_fail(tmp_path):
     # The invariant check itself: a compatfix object in an accepted result is reported.
     code = """
