@@ -22,10 +22,10 @@ DISTRIBUTIONS = {
 }
 _FIRST_VERSION = re.compile(r"\s*(\d+(?:\.\d+)*)")
 # `standard-imghdr`, `legacy-cgi` ... in a dependency's text
-_DEPENDENCY_NAMES = re.compile(r"`([A-Za-z0-9][A-Za-z0-9._-]*)`")
+DEPENDENCY_NAMES = re.compile(r"`([A-Za-z0-9][A-Za-z0-9._-]*)`")
 
 
-def _installed_version(distribution: str) -> str | None:
+def installed_version(distribution: str) -> str | None:
     from importlib import metadata
 
     try:
@@ -34,7 +34,8 @@ def _installed_version(distribution: str) -> str | None:
         return None
 
 
-def _removed_here(removed_in: str, have: str) -> bool:
+def removed_in_version(removed_in: str, have: str) -> bool:
+    """Whether version ``have`` is at or after the release ``removed_in`` names (True when it names none)."""
     match = _FIRST_VERSION.match(removed_in)
     if match is None:  # no release number: cannot tell, so name it
         return True
@@ -51,7 +52,7 @@ def check_removed_apis(
     the dependencies. All three are for tests."""
     from compatfix import inventory
 
-    installed = installed or _installed_version
+    installed = installed or installed_version
     python = python or (sys.version_info[0], sys.version_info[1])
     findings = []
     for removal in inventory.REMOVALS:
@@ -62,7 +63,7 @@ def check_removed_apis(
         else:
             distribution = DISTRIBUTIONS.get(removal.library)
             have = installed(distribution) if distribution else None
-        if have is None or not _removed_here(removal.removed_in, have):
+        if have is None or not removed_in_version(removal.removed_in, have):
             continue
         where = "%s %s" % (removal.library, have)
         if removal.reason:
@@ -82,7 +83,7 @@ def check_removed_apis(
                                                  "; " + removal.note if removal.note else ""),
             ))
         elif removal.dependency:
-            missing = [name for name in _DEPENDENCY_NAMES.findall(removal.dependency) if installed(name) is None]
+            missing = [name for name in DEPENDENCY_NAMES.findall(removal.dependency) if installed(name) is None]
             if missing:
                 findings.append(Finding(
                     "removed-apis", "warning",

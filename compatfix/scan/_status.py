@@ -6,13 +6,14 @@ distributions' metadata; nothing is imported.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Callable
 
 from compatfix import _decision
 from compatfix._engine import Settings
-from compatfix._versions import check_requires, release_tuple
+from compatfix._versions import check_requires
+# The doctor's reading of the same inventory: one answer to "is this removed here?".
+from compatfix.doctor.removed_apis import DEPENDENCY_NAMES, installed_version, removed_in_version
 from compatfix.inventory import Removal
 from compatfix.registry import Shim
 
@@ -27,18 +28,6 @@ UNPARSED = "unparsed"  # a file that is not Python 3
 STATUSES = (NOT_FIXED, UNPARSED, CONFLICT, OPT_IN, FIXED, WORKS, UNKNOWN)
 NEEDS_ACTION = frozenset({NOT_FIXED, OPT_IN, CONFLICT, UNPARSED})
 
-_FIRST_VERSION = re.compile(r"\s*(\d+(?:\.\d+)*)")
-_BACKTICKED = re.compile(r"`([A-Za-z0-9][A-Za-z0-9._-]*)`")
-
-
-def installed(distribution: str) -> str | None:
-    """The installed version of a distribution, from its metadata."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def shim_status(shim: Shim, settings: Settings, lookup: Callable[[str], Shim | None]) -> tuple[str, str]:
@@ -66,13 +55,10 @@ def removed_here(removal: Removal, python: tuple[int, int] | None = None) -> tup
     if removal.library == "python":
         have: str | None = "%d.%d" % (python or sys.version_info[:2])
     else:
-        have = installed(removal.library)
+        have = installed_version(removal.library)
     if have is None:
         return None, "%s is not installed" % removal.library
-    match = _FIRST_VERSION.match(removal.removed_in)
-    if match is None:
-        return True, "%s %s" % (removal.library, have)
-    return release_tuple(have) >= release_tuple(match.group(1)), "%s %s" % (removal.library, have)
+    return removed_in_version(removal.removed_in, have), "%s %s" % (removal.library, have)
 
 
 def removal_status(removal: Removal) -> tuple[str, str]:
@@ -83,7 +69,7 @@ def removal_status(removal: Removal) -> tuple[str, str]:
     if not removed:
         return WORKS, "not broken here (%s); removed in %s" % (have, removal.removed_in)
     if removal.dependency:
-        missing = [name for name in _BACKTICKED.findall(removal.dependency) if installed(name) is None]
+        missing = [name for name in DEPENDENCY_NAMES.findall(removal.dependency) if installed_version(name) is None]
         if not missing:
             return FIXED, "%s: brought back by compatfix's dependency %s" % (have, removal.dependency)
         return NOT_FIXED, "%s: comes back with %s, not installed here (pip install %s)" % (
