@@ -191,3 +191,30 @@ def run_mmcv_op_wrapper(case: str, folder) -> dict:
     assert off.returncode != 0 and "No module named 'mmcv._ext'" in off.stderr, off.stdout + off.stderr[-3000:]
     assert on.returncode == 0 and "saved" in on.stdout, on.stdout + on.stderr[-3000:]
     return torch.load(saved)
+
+
+_HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("HELD", flush=True)
+time.sleep(60)
+"""
+
+
+class holding_lock:
+    """``with holding_lock(path):``: another live process holds an flock on ``path``."""
+
+    def __init__(self, path) -> None:
+        self.path = str(path)
+
+    def __enter__(self) -> "holding_lock":
+        self.holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, self.path], stdout=subprocess.PIPE,
+                                       text=True, env=clean_env(False))
+        assert self.holder.stdout.readline().strip() == "HELD"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.holder.kill()
+        self.holder.wait()
+        self.holder.stdout.close()

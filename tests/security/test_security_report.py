@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from support import clean_env, run_python
+from support import clean_env, holding_lock, run_python
 
 LIMITED = """
 import resource
@@ -87,29 +87,11 @@ def test_a_planted_link_at_the_lock_name_is_not_followed(tmp_path):
     assert result.stderr.count("could not write the report") == 1, result.stderr
 
 
-HOLD_LOCK = """
-import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("HELD", flush=True)
-time.sleep(60)
-"""
-
-
 def test_a_lock_held_by_a_live_process_skips_the_report_with_one_line(tmp_path):
     # Issue 18, finding 5: the exit waited 30 s behind a lock; now about a second, then one line.
-    import subprocess
-    import sys
-
     report = tmp_path / "report.json"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(report) + ".lock"], stdout=subprocess.PIPE,
-                              text=True, env=clean_env(False))
-    try:
-        assert holder.stdout.readline().strip() == "HELD"
+    with holding_lock(str(report) + ".lock"):
         stdout, stderr = run_with_report(report)
-    finally:
-        holder.kill()
-        holder.wait()
     assert "DONE" in stdout
     assert stderr.count("could not write the report") == 1 and "held by another process" in stderr, stderr
     assert not report.exists()

@@ -13,7 +13,7 @@ import struct
 
 import pytest
 
-from support import clean_env, run_python
+from support import clean_env, holding_lock, run_python
 
 from security import payloads
 
@@ -235,18 +235,9 @@ def test_a_file_object_is_hashed_through_what_was_written_not_its_name(tmp_path,
 def test_a_save_does_not_wait_for_a_live_lock_holder(tmp_path):
     # Finding 5: a lock without an owner stalled every torch.save 30 s. Now: flock, and a
     # holder that keeps it makes the save skip its record after about a second, with one line.
-    import subprocess
-    import sys
-
     store = tmp_path / "store.tsv"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(store) + ".lock"], stdout=subprocess.PIPE,
-                              text=True, env=clean_env(False))
-    try:
-        assert holder.stdout.readline().strip() == "HELD"
+    with holding_lock(str(store) + ".lock"):
         result = run_python("-c", SAVE_COUNTING_OPENS, str(tmp_path / "a.pth"), env=env(store))
-    finally:
-        holder.kill()
-        holder.wait()
     assert "OPENS 1" in result.stdout
     assert result.stderr.count("the trust store is busy") == 1, result.stderr
     assert not store.exists()
@@ -254,14 +245,6 @@ def test_a_save_does_not_wait_for_a_live_lock_holder(tmp_path):
     result = run_python("-c", SAVE_COUNTING_OPENS, str(tmp_path / "b.pth"), env=env(store))
     assert "busy" not in result.stderr and "b.pth" in store.read_text()
 
-
-HOLD_LOCK = """
-import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("HELD", flush=True)
-time.sleep(60)
-"""
 
 
 def test_the_store_survives_a_cut_line_garbage_and_absurd_sizes(tmp_path):
