@@ -582,21 +582,6 @@ def _resolve(key: str) -> tuple[Any, bool] | None:
         return None
 
 
-def data_only_global(module: str, name: str) -> Any:
-    """What the data-only loader resolves ``module.name`` to (torch's allow-list first);
-    UnpicklingError if nothing."""
-    from torch import _weights_only_unpickler as weights_only
-
-    key = "%s.%s" % (module, name)
-    for allowed in (weights_only._get_allowed_globals(), weights_only._get_user_allowed_globals()):
-        if key in allowed:
-            return allowed[key]
-    found = _resolve(key)
-    if found is None:
-        raise _refuse("the file names the global %s, which is not on the data-only allow-list" % key)
-    return found[0]
-
-
 class _ScopedGlobals(dict):
     """torch's user allow-list, plus the data-only names a pickle asks for. torch asks
     ``key in``, ``[key]`` and ``values()`` ("may this be called or built?")."""
