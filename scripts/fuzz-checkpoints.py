@@ -4,8 +4,8 @@
     python scripts/fuzz-checkpoints.py --hypothesis --cases 300       # what the suite runs
 
 Run it with the interpreter of a venv where compatfix is installed (and torch, numpy,
-yacs). Each case is a protocol-2 pickle assembled from opcodes and from fragments of
-the pickles real checkpoints hold (numpy dtypes and arrays, Namespace, CfgNode), with
+yacs). Each case is a pickle of protocol 2, 4 or 5 assembled from opcodes (the newer
+protocols' own ones included) and from fragments of the pickles real checkpoints hold (numpy dtypes and arrays, Namespace, CfgNode), with
 names torch allows, names compatfix adds and names that run code. Each goes through
 torch's weights-only unpickler alone and with compatfix's data-only classes. The
 invariants:
@@ -77,13 +77,20 @@ _SIMPLE = [b"(", b"t", b"\x85", b"\x86", b"\x87", b"}", b"]", b")", b"\x8f", b"N
            b"s", b"u", b"R", b"\x81", b"b", b"0", b"1", b"2", b"l", b"o", b"\x93"]
 
 
+def _short(code: bytes, data: bytes) -> bytes:
+    return code + bytes([len(data) % 256]) + data[:255]
+
+
 def build(choices: Sequence[int]) -> bytes:
-    """A protocol-2 pickle from a list of integers (hypothesis shrinks the list)."""
-    out = [b"\x80\x02"]
+    """A pickle of protocol 2, 4 or 5 from a list of integers (hypothesis shrinks the list).
+    The newer protocols also get their own opcodes, which compatfix reads as protocol 2."""
     numbers = iter(choices)
+    protocol = (2, 4, 5)[next(numbers, 0) % 3]
+    out = [b"\x80" + bytes([protocol])]
+    kinds = 9 if protocol == 2 else 14
     for choice in numbers:
         argument = next(numbers, 0)
-        kind = choice % 9
+        kind = choice % kinds
         if kind == 0:
             out.append(_global(*_GLOBALS[argument % len(_GLOBALS)]))
         elif kind == 1:
@@ -98,6 +105,18 @@ def build(choices: Sequence[int]) -> bytes:
             out.append(b"q" + bytes([argument % 8]))  # BINPUT
         elif kind == 6:
             out.append(b"h" + bytes([argument % 8]))  # BINGET
+        elif kind == 9:  # a global through STACK_GLOBAL, its strings in protocol 4's short form
+            module, name = _GLOBALS[argument % len(_GLOBALS)]
+            out.append(_short(b"\x8c", module.encode()) + _short(b"\x8c", name.encode()) + b"\x93")
+        elif kind == 10:
+            out.append(_short(b"\x8c", _STRINGS[argument % len(_STRINGS)].encode()))  # SHORT_BINUNICODE
+        elif kind == 11:
+            out.append(b"\x94")  # MEMOIZE
+        elif kind == 12:  # bytes and bytearrays in the newer forms
+            data = bytes([argument % 256]) * (argument % 17)
+            out.append([_short(b"C", data), b"\x96" + struct.pack("<Q", len(data)) + data][argument % 2])
+        elif kind == 13:
+            out.append(b"\x95" + struct.pack("<Q", argument % 64))  # FRAME
         else:
             out.append(_SIMPLE[argument % len(_SIMPLE)])
     out.append(b".")

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from compatfix import _files, _messages
 from compatfix.checkpoint import trust_store
-from compatfix.checkpoint.unpickler import data_only_scope
+from compatfix.checkpoint.unpickler import LoadNotes, data_only_scope
 from compatfix.patching import record_redirect
 
 SHIM_DATA_ONLY = "torch.serialization.load_data_only_classes"
@@ -248,17 +248,23 @@ def _save_recorded(original: Callable[..., Any], obj: Any, f: Any, args: tuple, 
             regular = _regular_descriptor(handle)
             written = _HashingWriter(handle)
             result = original(obj, written, *args, **kwargs)
-        where = os.path.abspath(os.fsdecode(os.fspath(f)))
-    else:
-        regular = _regular_descriptor(f)
         if not regular:
-            return original(obj, f, *args, **kwargs)
+            return result  # a device or a pipe named by a path: nothing on disk to trust later
+        where = os.path.abspath(os.fsdecode(os.fspath(f)))
+    elif _regular_descriptor(f):
         written = _HashingWriter(f)
         result = original(obj, written, *args, **kwargs)
         name = getattr(f, "name", None)
         where = os.path.abspath(name) if isinstance(name, str) else "<file descriptor %d>" % f.fileno()
-    if regular:
-        _remember(written, where)
+    elif callable(getattr(f, "write", None)):
+        # A buffer (io.BytesIO, an fsspec or cloud file): its bytes are this save's bytes,
+        # and reach a file later if they reach one at all (Lightning saves that way).
+        written = _HashingWriter(f)
+        result = original(obj, written, *args, **kwargs)
+        where = "%s%s.%s>" % (trust_store.BUFFER_PREFIX, type(f).__module__, type(f).__qualname__)
+    else:
+        return original(obj, f, *args, **kwargs)  # torch's own error for what is not a file
+    _remember(written, where)
     return result
 
 
@@ -418,6 +424,25 @@ def _pickle_protocol(f: Any, rewind: Callable[[], None]) -> int:
     return head[1] if len(head) > 1 and head[0] == 0x80 else 0
 
 
+def _unsupported_operand_reason(reason: str, protocol: int, policy: Policy) -> str:
+    """torch's "Unsupported operand 149" in words: the opcode's name, and the protocol
+    that wrote it where that is newer than the one torch's loader reads."""
+    import pickletools
+    import re
+
+    number = re.search(r"Unsupported operand (\d+)", reason)
+    opcode = pickletools.code2op.get(chr(int(number.group(1)))) if number else None
+    name = opcode.name if opcode else "unknown"
+    if protocol <= 2:
+        return "%s (%s)" % (reason, name)
+    saved = "it was saved with pickle protocol %d (torch.save(..., pickle_protocol=%d))" % (protocol, protocol)
+    if not policy.data_only:
+        return ("%s, and torch's weights-only loader reads protocol 2 only (compatfix's data-only load, "
+                "shim %s, reads it as protocol 2)" % (saved, SHIM_DATA_ONLY))
+    return ("%s and holds a %s instruction, which has no protocol-2 form that torch's weights-only loader "
+            "reads" % (saved, name))
+
+
 def _zip_pickle_head(handle: Any) -> bytes:
     from torch.serialization import _open_zipfile_reader
 
@@ -436,13 +461,18 @@ def _unreadable(torch_error: Exception, f: Any, what: str) -> pickle.UnpicklingE
 # --- the load itself ------------------------------------------------------------------------
 
 
-def _note_data_only(f: Any, used: set[str]) -> None:
-    names = ", ".join(sorted(used))
-    record_redirect(SHIM_DATA_ONLY, "torch.load(%s): data-only classes %s" % (_file_name(f), names))
+def _note_data_only(f: Any, used: LoadNotes) -> None:
+    what = []
+    if used.classes:
+        what.append("data-only classes %s" % ", ".join(sorted(used.classes)))
+    if used.protocols:
+        what.append("pickle protocol %s, which it reads as protocol 2"
+                    % ", ".join(str(protocol) for protocol in sorted(used.protocols)))
+    record_redirect(SHIM_DATA_ONLY, "torch.load(%s): %s" % (_file_name(f), "; ".join(what)))
     _messages.say(
-        "torch.load: torch >= 2.6's weights-only default refuses a checkpoint with data-only classes (%s); "
-        "compatfix loaded it with torch's weights-only loader and its data-only classes, which run no code "
-        "from the file (%s)" % (names, _messages.docs_link("checkpoints.md")),
+        "torch.load: torch >= 2.6's weights-only default refuses a checkpoint with %s; compatfix loaded it "
+        "with torch's weights-only loader, which runs no code from the file (%s)"
+        % (" and ".join(what), _messages.docs_link("checkpoints.md")),
         key=SHIM_DATA_ONLY,
     )
 
@@ -463,9 +493,8 @@ def _load_refused(original, f, rewind, torch_error, map_location, mmap, pickle_l
     if unreadable is not None:
         raise _unreadable(torch_error, f, unreadable) from None
     protocol = _pickle_protocol(f, rewind)
-    if protocol > 2 and "Unsupported operand" in reason:
-        reason = ("it was saved with pickle protocol %d (torch.save(..., pickle_protocol=%d)), and torch's "
-                  "weights-only loader reads protocol 2 only" % (protocol, protocol))
+    if "Unsupported operand" in reason:
+        reason = _unsupported_operand_reason(reason, protocol, policy)
     if not policy.trusted:
         tried.append("not its trust rules: shim %s is disabled" % SHIM_TRUSTED)
         raise _refusal(torch_error, f, reason, tried) from None

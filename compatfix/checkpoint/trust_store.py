@@ -18,8 +18,9 @@ ASCII only), so no save path can add a line, whatever separator it holds.
 Writers take a lock (``compatfix._files.locked``: it dies with its holder, and a writer
 gives up after ``LOCK_TIMEOUT`` seconds, skipping the record with one message) and append
 one line, starting a new line first if the last one was cut short (a full disk, a killed
-writer). When the store grows past ``MAX_ENTRIES`` it is rewritten, oldest lines dropped,
-through a new temporary file and an atomic rename, so a reader never sees half a store.
+writer). When the store grows past ``MAX_ENTRIES`` it is rewritten, oldest lines dropped (saves into
+a buffer first), through a new temporary file and an atomic rename, so a reader never
+sees half a store.
 Readers take no lock, and skip every line that is not exactly four well-formed fields.
 """
 
@@ -44,6 +45,9 @@ _HEADER = (
     "# sha256\tsize\tsaved (UTC)\tpath when saved (JSON-escaped)\n"
 )
 _CHUNK = 1 << 20
+# The path field of a save into a buffer (io.BytesIO, an fsspec or cloud file object):
+# its bytes may reach a file later (Lightning writes its checkpoint through one).
+BUFFER_PREFIX = "<buffer: "
 
 
 class UnsafeStore(OSError):
@@ -219,9 +223,29 @@ def record(checkpoint: str | bytes, digest: str, size: int, path: str | None = N
                     line = "\n" + line  # the last line was cut short: keep it out of ours
                 handle.write(line.encode("ascii"))
             return
-        kept = kept[len(kept) - MAX_ENTRIES + 1:]
+        kept = _rotated(kept)
         text = _HEADER + "".join("%s\t%d\t%s\t%s\n" % entry for entry in kept) + line
         _files.replace_with(path, text.encode("ascii"))
+
+
+def is_buffer_entry(entry: tuple[str, int, str, str]) -> bool:
+    """Whether ``entry`` is a save into a buffer (``<buffer: io.BytesIO>``), not a file."""
+    return entry[3].startswith(BUFFER_PREFIX)
+
+
+def _rotated(kept: list[tuple[str, int, str, str]]) -> list[tuple[str, int, str, str]]:
+    """The entries a full store keeps, room for one more: the oldest buffer saves go first
+    (a program that copies its state through a buffer at every step must not push out its
+    checkpoints), then the oldest of the others."""
+    excess = len(kept) - MAX_ENTRIES + 1
+    dropped = set()
+    for index, entry in enumerate(kept):
+        if len(dropped) == excess:
+            break
+        if is_buffer_entry(entry):
+            dropped.add(index)
+    kept = [entry for index, entry in enumerate(kept) if index not in dropped]
+    return kept[len(kept) - MAX_ENTRIES + 1:]
 
 
 def forget(matches: "Callable[[tuple[str, int, str, str]], bool]", path: str | None = None) -> int:

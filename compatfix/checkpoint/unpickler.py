@@ -53,22 +53,37 @@ import re
 import threading
 from typing import Any, Callable, Iterator
 
+from compatfix.checkpoint.protocol2 import Protocol2Reader
+
 MAX_DEPTH = 1000  # deeper data breaks repr, copy and pickle (C recursion) anyway
 MAX_OBJECTS = 20_000_000  # containers and instances the final walk visits
 MAX_NDIM = 64  # numpy 2's NPY_MAXDIMS
 MAX_PATH_PARTS = 4096
 
-_scope = threading.local()  # .depth: data_only_scope nesting; .load: the pickle being read; .names
+_scope = threading.local()  # .depth: data_only_scope nesting; .load: the pickle being read; .notes
+
+
+class LoadNotes:
+    """What the data-only loads of one ``data_only_scope`` used beyond torch's own
+    weights-only loader: ``classes``, the data-only globals they resolved, and
+    ``protocols``, the pickle protocols above 2 they read as protocol 2."""
+
+    def __init__(self) -> None:
+        self.classes: set[str] = set()
+        self.protocols: set[int] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.classes or self.protocols)
 
 
 class data_only_scope:
     """Inside it, this thread's ``weights_only=True`` loads also accept the data-only
-    allow-list. ``names`` collects the data-only globals the loads resolved."""
+    allow-list and pickles of protocol 3+; ``LoadNotes`` says what they used."""
 
-    def __enter__(self) -> set[str]:
+    def __enter__(self) -> LoadNotes:
         _scope.depth = getattr(_scope, "depth", 0) + 1
-        _scope.names = set()
-        return _scope.names
+        _scope.notes = LoadNotes()
+        return _scope.notes
 
     def __exit__(self, *exc_info: object) -> None:
         _scope.depth -= 1
@@ -430,14 +445,24 @@ def _reconstruct(cls: Any = None, shape: Any = None, typecode: Any = None) -> _P
 
 
 def _array_from_description(state: Any) -> Any:
-    numpy = _numpy()
     if type(state) is tuple and len(state) == 5 and state[0] == 1:
         state = state[1:]
     if type(state) is not tuple or len(state) != 4:
         raise _refuse("a numpy array's state must be (1, shape, dtype, is_fortran, data)")
-    shape = _shape(state[0], "a numpy array's shape")
-    dtype = _real_dtype(state[1], "a numpy array's dtype")
-    fortran, data = state[2], state[3]
+    return _array_from(*state)
+
+
+def _frombuffer(data: Any = None, dtype: Any = None, shape: Any = None, order: Any = None) -> Any:
+    # How numpy pickles an array in protocol 5 (numpy.core.numeric._frombuffer).
+    if order not in ("C", "F"):
+        raise _refuse("numpy's _frombuffer is rebuilt for the orders 'C' and 'F' only")
+    return _array_from(shape, dtype, order == "F", data)
+
+
+def _array_from(shape: Any, dtype: Any, fortran: Any, data: Any) -> Any:
+    numpy = _numpy()
+    shape = _shape(shape, "a numpy array's shape")
+    dtype = _real_dtype(dtype, "a numpy array's dtype")
     if type(fortran) not in (bool, int) or type(data) not in (bytes, bytearray):
         raise _refuse("a numpy array's state must hold a flag and its data as bytes")
     if dtype.subdtype is not None:
@@ -469,6 +494,8 @@ def _numpy_name(module: str, name: str) -> tuple[Any, bool] | None:
     if module in ("numpy.core.multiarray", "numpy._core.multiarray"):
         builders: dict[str, Any] = {"scalar": _scalar, "_reconstruct": _reconstruct}
         return (builders[name], True) if name in builders else None
+    if module in ("numpy.core.numeric", "numpy._core.numeric"):
+        return (_frombuffer, True) if name == "_frombuffer" else None
     if module == "numpy":
         if name == "dtype":
             return _PendingDtype, True
@@ -548,6 +575,8 @@ _DATA_ONLY: dict[str, Callable[[str, str], "tuple[Any, bool] | None"]] = {
     "numpy.dtypes": _numpy_name,
     "numpy.core.multiarray": _numpy_name,
     "numpy._core.multiarray": _numpy_name,
+    "numpy.core.numeric": _numpy_name,
+    "numpy._core.numeric": _numpy_name,
     "yacs.config": _yacs_name,
     "mmcv.utils.config": _mmcv_name,
     "addict.addict": _addict_name,
@@ -601,9 +630,9 @@ class _ScopedGlobals(dict):
             self._load.resolved[key] = found
             if found[1]:
                 self._load.callable.append(found[0])
-            names = getattr(_scope, "names", None)
-            if names is not None:
-                names.add(key)
+            notes = getattr(_scope, "notes", None)
+            if notes is not None:
+                notes.classes.add(key)
         return found
 
     def __contains__(self, key: Any) -> bool:
@@ -724,6 +753,38 @@ def _torch_tensor() -> type | None:
     return getattr(torch, "Tensor", None)
 
 
+def _read_as_protocol_2(unpickler: Any) -> None:
+    """Make ``unpickler`` read its pickle in protocol-2 opcodes, the only ones torch's
+    reads (``protocol2``). A protocol-2 pickle is read as it is, past its PROTO opcode."""
+    head = unpickler.read(2)
+    if head[:1] == b"\x80" and len(head) == 2:
+        if head[1] > 2:
+            notes = getattr(_scope, "notes", None)
+            if notes is not None:
+                notes.protocols.add(head[1])
+            reader = Protocol2Reader(unpickler.read, unpickler.readline)
+            unpickler.read, unpickler.readline = reader.read, reader.readline
+        return
+    # No PROTO opcode (protocol 0 or 1, or not a pickle): torch's unpickler reads it all.
+    source_read, source_readline = unpickler.read, unpickler.readline
+    unread = bytearray(head)
+
+    def read(size: int = -1) -> bytes:
+        if not unread:
+            return source_read(size)
+        taken = bytes(unread[:size]) if size >= 0 else bytes(unread)
+        del unread[:len(taken)]
+        return taken + (source_read(size - len(taken)) if size > len(taken) else b"")
+
+    def readline() -> bytes:
+        if not unread:
+            return source_readline()
+        end = unread.find(b"\n")
+        return read(end + 1) if end >= 0 else read(len(unread)) + source_readline()
+
+    unpickler.read, unpickler.readline = read, readline
+
+
 def data_only_unpickler(base: type) -> type:
     """torch's weights-only ``Unpickler`` (``base``), which inside ``data_only_scope``
     also reads the data-only allow-list; outside it, ``base`` unchanged."""
@@ -734,6 +795,7 @@ def data_only_unpickler(base: type) -> type:
         def load(self) -> Any:
             if not _in_scope():
                 return super().load()
+            _read_as_protocol_2(self)
             load = _Load(self)
             self.memo = _Memo()
             outer = getattr(_scope, "load", None)

@@ -274,3 +274,78 @@ def test_a_trusted_small_file_loads_beside_a_huge_entry(tmp_path, kind):
     code = "import resource; resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))\n" + LOAD
     result = run_python("-c", code, path, env=env(store))
     assert "LOADED" in result.stdout, result.stdout + result.stderr
+
+
+# A save into a buffer whose bytes reach a file later (issue 20, item 5): Lightning 1.x's
+# atomic_save writes torch.save's BytesIO to an fsspec file; fsspec and cloud file objects
+# have no descriptor.
+BUFFER_SAVE = """
+import io, sys, torch
+
+
+class Meter:  # a project's own class: only full pickle rebuilds it
+    def __init__(self):
+        self.best = 0.75
+
+
+class CloudFile:  # write and flush only, like an fsspec or cloud file object
+    def __init__(self, path):
+        self._file = open(path, "wb")
+
+    def write(self, data):
+        return self._file.write(data)
+
+    def flush(self):
+        self._file.flush()
+
+
+buffer = io.BytesIO()
+torch.save({"meter": Meter()}, buffer, _use_new_zipfile_serialization=sys.argv[3] == "zip")
+with open(sys.argv[1], "wb") as handle:
+    handle.write(buffer.getvalue())
+cloud = CloudFile(sys.argv[2])
+torch.save({"meter": Meter()}, cloud, _use_new_zipfile_serialization=sys.argv[3] == "zip")
+cloud._file.close()
+"""
+
+LOAD_OWN_CLASS = """
+import sys, torch
+sys.modules["__main__"].Meter = type("Meter", (), {})
+for path in sys.argv[1:]:
+    try:
+        print("LOADED", torch.load(path)["meter"].best)
+    except Exception as exc:
+        print("REFUSED", str(exc).splitlines()[0])
+"""
+
+
+@pytest.mark.parametrize("kind", FORMATS)
+def test_a_save_through_a_buffer_or_a_file_object_without_a_descriptor_loads_back(tmp_path, kind):
+    store = tmp_path / "cache" / "store.tsv"
+    through_buffer, through_cloud = str(tmp_path / "buffer.ckpt"), str(tmp_path / "cloud.ckpt")
+    saved = run_python("-c", BUFFER_SAVE, through_buffer, through_cloud, kind, env=env(store), timeout=120)
+    assert saved.returncode == 0, saved.stderr[-2000:]
+    loaded = run_python("-c", LOAD_OWN_CLASS, through_buffer, through_cloud, env=env(store), timeout=120)
+    assert loaded.stdout.split("\n")[:2] == ["LOADED 0.75", "LOADED 0.75"], loaded.stdout + loaded.stderr[-2000:]
+    paths = [entry.split("\t")[3] for entry in store.read_text().split("\n") if entry and entry[0] != "#"]
+    assert paths == ["<buffer: _io.BytesIO>", "<buffer: __main__.CloudFile>"], paths
+
+    # The same saves without compatfix leave nothing to trust: the loads are refused.
+    other = tmp_path / "other-store.tsv"
+    run_python("-c", BUFFER_SAVE, through_buffer, through_cloud, kind, env=clean_env(False), timeout=120)
+    refused = run_python("-c", LOAD_OWN_CLASS, through_buffer, through_cloud, env=env(other), timeout=120)
+    assert refused.stdout.count("REFUSED compatfix: torch.load(") == 2, refused.stdout + refused.stderr[-2000:]
+
+
+def test_a_full_store_drops_buffer_saves_before_file_saves(tmp_path, monkeypatch):
+    from compatfix.checkpoint import trust_store
+
+    monkeypatch.setattr(trust_store, "MAX_ENTRIES", 4)
+    store = str(tmp_path / "store.tsv")
+    trust_store.record("/runs/epoch1.pth", "a" * 64, 10, store)
+    for number in range(6):  # a program copying its state through a buffer at every step
+        trust_store.record(trust_store.BUFFER_PREFIX + "_io.BytesIO>", "%064x" % number, 10, store)
+    trust_store.record("/runs/epoch2.pth", "b" * 64, 10, store)
+    kept = [entry[3] for entry in trust_store.entries(store)]
+    assert kept == ["/runs/epoch1.pth", trust_store.BUFFER_PREFIX + "_io.BytesIO>",
+                    trust_store.BUFFER_PREFIX + "_io.BytesIO>", "/runs/epoch2.pth"], kept
