@@ -192,16 +192,40 @@ print("OPENS", len(opens))
 """
 
 
-def test_a_path_save_opens_the_file_once_and_hashes_what_it_wrote(tmp_path):
+SAVE_WHILE_SWAPPING = """
+import os, shutil, sys, torch
+target, hostile = sys.argv[1], sys.argv[2]
+swapping = []
+
+
+def swap_at_each_open(event, args):
+    # Another process that can rename files in the folder: whenever anything opens the
+    # checkpoint's path, it has just put its own file there.
+    if event == "open" and args and isinstance(args[0], str) and os.path.abspath(args[0]) == target and not swapping:
+        swapping.append(True)
+        shutil.copyfile(hostile, target + ".new")
+        os.replace(target + ".new", target)
+        swapping.clear()
+
+
+sys.addaudithook(swap_at_each_open)
+torch.save({"w": torch.zeros(2)}, target)
+print("SAVED")
+"""
+
+
+def test_a_file_swapped_in_at_a_path_save_is_never_trusted(tmp_path):
     # Finding 3: compatfix opened PATH again after the save to hash it; a process that can
-    # rename files in the folder swapped a hostile file into that gap.
+    # rename files in the folder swapped a hostile file into that gap, and it was trusted.
     store = tmp_path / "store.tsv"
-    target = str(tmp_path / "model.pth")
-    result = run_python("-c", SAVE_COUNTING_OPENS, target, env=env(store))
-    assert "OPENS 1" in result.stdout, result.stdout + result.stderr
-    entries = [line.split("\t") for line in store.read_text().splitlines() if not line.startswith("#")]
-    data = open(target, "rb").read()
-    assert [(digest, int(size)) for digest, size, _, _ in entries] == [(hashlib.sha256(data).hexdigest(), len(data))]
+    target, hostile = str(tmp_path / "model.pth"), tmp_path / "hostile.pth"
+    hostile.write_bytes(payloads.as_zip(payloads.runs_code(str(tmp_path / "ran"))["exec"]))
+    result = run_python("-c", SAVE_WHILE_SWAPPING, target, str(hostile), env=env(store))
+    assert "SAVED" in result.stdout, result.stdout + result.stderr
+    digests = [line.split("\t")[0] for line in store.read_text().splitlines() if not line.startswith("#")]
+    assert hashlib.sha256(hostile.read_bytes()).hexdigest() not in digests
+    data = open(target, "rb").read()  # what is at the path now: the bytes the save wrote
+    assert digests == [hashlib.sha256(data).hexdigest()]
 
 
 SAVE_AFTER_CHDIR = """
