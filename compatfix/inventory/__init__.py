@@ -500,6 +500,10 @@ def markdown() -> str:
         "",
         "Each entry: what was removed, in which release, what 2020-22 code did with it, and the "
         "compatfix shim that restores it or the reason there is none.",
+        "",
+        "`compatfix scan PATH` finds the uses of these names in your code and says, for the versions "
+        "installed, whether a shim fixes each one and what replaces it ([scan.md](scan.md)); "
+        "`compatfix doctor` lists the ones removed here that no shim restores by default.",
     ]
     for library, removals in by_library():
         lines += ["", "## " + library, "", "| Removed | Release | Date | Old use | Status | Evidence |",

@@ -420,6 +420,7 @@ def _port(args: Any) -> int:
     renames = {key: new for key, new in every_rename.items() if key in renamed_here}
     rewrites = []
     remaining: dict[str, set[str]] = {}  # file -> the names still used after the rewrite
+    declined: dict[tuple[str, int, str], str] = {}  # (file, line, name) -> why the rewrite left it
     for shown in sorted({f.file for f in code if rewritable(f)}):
         path = os.path.join(result.root, shown)
         with open(path, "rb") as handle:
@@ -433,6 +434,7 @@ def _port(args: Any) -> int:
             compile(rewrite.new, path, "exec")  # a rewrite that does not compile is a bug: never write it
             rewrites.append(rewrite)
         remaining[shown] = {use.name for use in scan_source(rewrite.new.decode("utf-8"), path, index)}
+        declined.update(((shown, line, name), why) for line, name, why in rewrite.skipped)
     left = []
     for finding in code:
         if finding.file in remaining and finding.name not in remaining[finding.file]:
@@ -441,8 +443,10 @@ def _port(args: Any) -> int:
             if finding.status not in REWRITTEN_STATUSES:
                 left.append((finding, "not broken with the versions installed here (%s): left as it is" % finding.why))
             elif finding.file in remaining:
-                left.append((finding, "not rewritten: the name does not mean the import's here (a local of the "
-                             "same name, a one-line block); rename to %s by hand" % finding.replacement))
+                why = declined.get((finding.file, finding.line, finding.name),
+                                   "the name does not mean the import's here (a local of the same name, "
+                                   "a one-line block)")
+                left.append((finding, "not rewritten: %s; rename to %s by hand" % (why, finding.replacement)))
         elif finding.replacement:
             left.append((finding, "instead: %s" % finding.replacement))
     out = sys.stderr if args.diff else sys.stdout

@@ -400,7 +400,7 @@ class _Plan(cst.CSTVisitor):
         spelled = self._spell(node, new)
         if spelled is None:
             self.skipped.append((self._line(node), resolved,
-                                 "a name its replacement %s would use means something else here" % new))
+                                 "%s is bound to something else here" % new.partition(".")[0]))
             self.remaining.add(resolved)
             return True
         self.references[node] = spelled

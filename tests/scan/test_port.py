@@ -133,7 +133,8 @@ def test_a_local_of_the_same_name_is_not_rewritten(tmp_path):
     result = compatfix("scan", "--write", str(tmp_path))
     # f's np is a parameter, not numpy; in g, float is a local: the builtin cannot be spelled there
     assert (tmp_path / "shadow.py").read_text() == source
-    assert "shadow.py:10:12  numpy.float  not rewritten" in result.stdout
+    assert "shadow.py:5:12  numpy.float  not rewritten: the name does not mean the import" in result.stdout
+    assert "shadow.py:10:12  numpy.float  not rewritten: float is bound to something else here" in result.stdout
 
 
 def test_without_libcst_diff_says_how_to_install_it(tmp_path):
