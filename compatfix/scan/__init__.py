@@ -466,7 +466,7 @@ def _port(args: Any) -> int:
     for rewrite in rewrites:
         _rewrite.write_atomically(os.path.join(result.root, rewrite.path), rewrite.new)
         for change in rewrite.changes:
-            print("%s:%d: %s -> %s" % (rewrite.path, change.line, change.old.replace("\n", " "), change.new))
+            print("%s:%d: %s -> %s" % (rewrite.path, change.line, " ".join(change.old.split()), change.new))
     print("compatfix scan: rewrote %d file%s (%d change%s)" % (
         len(rewrites), "" if len(rewrites) == 1 else "s", changes, "" if changes == 1 else "s"))
     if args.exit_zero:

@@ -155,8 +155,9 @@ class _Plan(cst.CSTVisitor):
         self.statements: dict[cst.SimpleStatementLine, list[cst.SimpleStatementLine]] = {}
         self.narrowed: dict[cst.ImportAlias, cst.ImportAlias] = {}  # import a.b -> import a
         self.needed_imports: set[str] = set()
-        self.removals: list[tuple[str, str, str | None, str | None]] = []  # (name, module, obj, asname)
-        self.plain_imports: list[tuple[cst.ImportAlias, str]] = []  # import a.b, a.b a removed name
+        # imports of removed names that may go: (name, module, obj, asname, line)
+        self.removals: list[tuple[str, str, str | None, str | None, int]] = []
+        self.plain_imports: list[tuple[cst.ImportAlias, str, int]] = []  # import a.b, a.b a removed name
         self.changes: list[Change] = []
         self.skipped: list[tuple[int, str, str]] = []
         self.rewritten: set[str] = set()  # the resolved names of the rewritten references
@@ -271,14 +272,19 @@ class _Plan(cst.CSTVisitor):
 
         self.removals = [entry for entry in self.removals
                          if under(self.rewritten, entry[0]) and not under(self.remaining, entry[0])]
-        for alias, dotted in self.plain_imports:
+        for alias, dotted, line in self.plain_imports:
             if not under(self.rewritten, dotted) or under(self.remaining, dotted):
                 continue
             top = dotted.partition(".")[0]
             if under(self.remaining, top):  # import torch._six, where torch.ones is still used
                 self.narrowed[alias] = alias.with_changes(name=cst.Name(top))
+                self.changes.append(Change(line, "import %s" % dotted, "import %s" % top))
             else:
-                self.removals.append((dotted, dotted, None, None))
+                self.removals.append((dotted, dotted, None, None, line))
+        for _, module, name, asname, line in self.removals:
+            old = ("from %s import %s" % (module, name)) if name else "import %s" % module
+            self.changes.append(Change(line, old + (" as %s" % asname if asname else ""),
+                                       "(removed: nothing uses it after the rewrite)"))
 
     # imports ----------------------------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -339,7 +345,8 @@ class _Plan(cst.CSTVisitor):
             if new is None:
                 kept.append(alias)
                 if self.index.lookup_name(old) is not None:
-                    self.removals.append((old, module, alias.evaluated_name, alias.evaluated_alias))
+                    self.removals.append((old, module, alias.evaluated_name, alias.evaluated_alias,
+                                          self._line(node)))
                 continue
             line = self._new_import_line(alias.evaluated_alias or alias.evaluated_name, new)
             if line is not None:
@@ -362,10 +369,10 @@ class _Plan(cst.CSTVisitor):
             elif alias.asname is None:
                 # import a.b binds a: its uses are rewritten, and the import follows them
                 kept.append(alias)
-                self.plain_imports.append((alias, dotted))
+                self.plain_imports.append((alias, dotted, self._line(node)))
             elif new is None:
                 kept.append(alias)
-                self.removals.append((dotted, dotted, None, alias.evaluated_alias))
+                self.removals.append((dotted, dotted, None, alias.evaluated_alias, self._line(node)))
             else:
                 line = self._new_import_line(alias.evaluated_alias or dotted, new)
                 if line is not None:
@@ -473,10 +480,11 @@ def rewrite_source(data: bytes, path: str, index: Index, renames: dict[str, str]
     if not plan.changes:
         return result
     tree = wrapper.module.visit(_Apply(plan))
-    if plan.removals:
+    # One pass per import: RemoveImportsVisitor keeps one alias per module name, so
+    # "import torch._six as six" and "import torch._six" in one pass would keep one of them.
+    for _, module_name, name, asname, _ in plan.removals:
         context = CodemodContext()
-        for _, module_name, name, asname in plan.removals:
-            RemoveImportsVisitor.remove_unused_import(context, module_name, name, asname)
+        RemoveImportsVisitor.remove_unused_import(context, module_name, name, asname)
         tree = RemoveImportsVisitor(context).transform_module(tree)
     result.new = tree.bytes
     result.changes.sort(key=lambda change: change.line)

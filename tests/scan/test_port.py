@@ -233,3 +233,16 @@ def test_every_mechanical_rename_ports_for_good(tmp_path):
     for path, data in originals.items():
         with open(path, "rb") as handle:
             assert handle.read() == data, path
+
+
+def test_imports_of_a_removed_module_go_with_their_last_use(tmp_path):
+    (tmp_path / "six.py").write_text(
+        '"""Limits."""\nimport torch._six as six\nimport torch._six\nfrom torch import _six\n\n'
+        "LIMITS = six.inf, torch._six.nan, _six.inf\n")
+    assert run_python("six.py", cwd=str(tmp_path), compatfix=False).returncode != 0
+    result = compatfix("scan", "--write", str(tmp_path))
+    assert "six.py:2: import torch._six as six -> (removed: nothing uses it after the rewrite)" in result.stdout
+    assert (tmp_path / "six.py").read_text() == '"""Limits."""\nimport math\n\nLIMITS = math.inf, math.nan, math.inf\n'
+    ran = run_python("-c", "import runpy; print(runpy.run_path('six.py')['LIMITS'])", cwd=str(tmp_path),
+                     compatfix=False)
+    assert ran.returncode == 0 and ran.stdout == "(inf, nan, inf)\n", ran.stderr
