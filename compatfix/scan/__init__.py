@@ -440,7 +440,10 @@ def _port(args: Any) -> int:
         if finding.file in remaining and finding.name not in remaining[finding.file]:
             continue  # gone with the rewrite (an import of a removed module that is no longer needed)
         if rewritable(finding):
-            if finding.status not in REWRITTEN_STATUSES:
+            if finding.status == _status.UNKNOWN:
+                left.append((finding, "left as it is: %s, so the scan cannot tell that its replacement exists"
+                             % finding.why))
+            elif finding.status not in REWRITTEN_STATUSES:
                 left.append((finding, "not broken with the versions installed here (%s): left as it is" % finding.why))
             elif finding.file in remaining:
                 why = declined.get((finding.file, finding.line, finding.name),

@@ -65,6 +65,8 @@ def test_write_ports_the_repository_so_it_runs_with_compatfix_off(tmp_path):
     assert on.returncode == 0, on.stderr
     with open(os.path.join(repo, "tools", "metrics.py"), "rb") as handle:
         flagged_before = handle.read()
+    untouched = os.stat(os.path.join(repo, "tools", "metrics.py")).st_mtime_ns
+    os.chmod(os.path.join(repo, "main.py"), 0o750)
 
     result = compatfix("scan", "--write", repo)
     assert result.returncode == 0, result.stdout + result.stderr  # nothing left that needs action
@@ -81,6 +83,9 @@ def test_write_ports_the_repository_so_it_runs_with_compatfix_off(tmp_path):
     assert json.loads(after_off.stdout)["kinds"] == ["string", "sequence", "iterable", "bounded"]
     with open(os.path.join(repo, "tools", "metrics.py"), "rb") as handle:
         assert handle.read() == flagged_before
+    assert os.stat(os.path.join(repo, "tools", "metrics.py")).st_mtime_ns == untouched  # not written at all
+    assert os.stat(os.path.join(repo, "main.py")).st_mode & 0o777 == 0o750  # rewritten, permissions kept
+    assert not [name for _, _, names in os.walk(repo) for name in names if name.startswith(".compatfix-")]
     # a second port finds nothing more to do
     again = compatfix("scan", "--diff", repo)
     assert again.stdout == "" and "0 changes in 0 files" in again.stderr
