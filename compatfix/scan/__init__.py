@@ -427,7 +427,7 @@ def _port(args: Any) -> int:
             data = handle.read()
         try:
             rewrite = _rewrite.rewrite_source(data, shown, index, renames)
-        except Exception as exc:  # libcst's parser errors: the scan has reported the file already
+        except _rewrite.cst.ParserSyntaxError as exc:  # Python that libcst does not parse
             print("compatfix scan: %s: not rewritten: %s" % (shown, str(exc).splitlines()[0]), file=sys.stderr)
             continue
         if rewrite.changed:
