@@ -31,6 +31,11 @@ class Removal:
     without a shim; a name its shim does not restore) to what replaces them, in
     ``compatfix scan``'s terms (``compatfix.registry.Shim``): a rename has the same meaning
     and is safe to rewrite, a rewrite is shown and never applied.
+
+    ``returned_in`` / ``returned``: the release that brought names back with another meaning,
+    and what each now means (``numpy.bool`` is numpy's boolean type again since numpy 2.0). On
+    such a release a use of the name runs, but not as it did when the code was written:
+    ``compatfix scan`` reports it as ``changed``, not as fixed.
     """
 
     library: str
@@ -47,6 +52,8 @@ class Removal:
     replacement: str | None = None
     renames: Mapping[str, str] = field(default_factory=dict)
     rewrites: Mapping[str, str] = field(default_factory=dict)
+    returned_in: str | None = None
+    returned: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if [self.shim, self.dependency, self.reason].count(None) != 2:
@@ -61,7 +68,10 @@ class Removal:
         elif self.dependency:
             status = "dependency " + self.dependency
         else:
-            status = "no shim: " + self.reason
+            status = "no shim: %s" % self.reason
+        if self.returned_in:
+            status += "; back in %s with another meaning (%s)" % (self.returned_in, "; ".join(
+                "%s: %s" % (name, meaning) for name, meaning in self.returned.items()))
         return status + ("; " + self.note if self.note else "")
 
 
@@ -69,10 +79,20 @@ NUMPY_TABLE = "numpy/_expired_attrs_2_0.py __expired_attributes__ (numpy 2.4.6)"
 
 REMOVALS: tuple[Removal, ...] = (
     # numpy ---------------------------------------------------------------------------
-    Removal("numpy", "np.float, np.int, np.object, np.str, np.complex, np.unicode (np.bool, np.long on 1.x)",
+    Removal("numpy", "np.float, np.int, np.object, np.str, np.complex, np.unicode",
             "1.24", "2022-12", "dtype arguments: astype(np.float), dtype=np.int",
             "numpy/__init__.py __former_attrs__", shim="numpy.builtin_aliases",
-            replacement="float, int, bool, object, str, complex (the builtins), or np.float64 / np.int64 where a numpy type is meant"),
+            replacement="float, int, object, str, complex (the builtins), or np.float64 / np.int64 where a numpy type is meant"),
+    Removal("numpy", "np.bool, np.long", "1.24", "2022-12",
+            "np.bool for the builtin bool (masks, dtype=np.bool), np.long for int",
+            "numpy 1.24.0 release notes; numpy 2.0.0 release notes (np.bool and np.long added back)",
+            shim="numpy.builtin_aliases", note="restored as the builtins on numpy 1.24-1.26 only",
+            replacement="bool and int (the builtins), or np.bool_ / np.int64 where a numpy type is meant",
+            returned_in="2.0",
+            returned={"numpy.bool": "numpy's boolean scalar type (np.bool_): dtype=np.bool means what dtype=bool "
+                      "did, but isinstance(True, np.bool) is False and np.bool(x) is a numpy scalar",
+                      "numpy.long": "a C long (np.int64 on Linux and macOS, np.int32 on Windows): dtype=np.long "
+                      "means dtype=int except on Windows, and np.long(x) is a numpy scalar"}),
     Removal("numpy", "np.asscalar", "1.23", "2022-06",
             "a.item() spelled asscalar(a) in metric and logging code",
             "numpy 1.23.0 release notes (expired deprecation of 1.16)", shim="numpy.asscalar",
@@ -318,6 +338,34 @@ REMOVALS: tuple[Removal, ...] = (
             replacement="packaging.version.Version for LooseVersion; setuptools for building",
             rewrites={"distutils": "packaging.version (LooseVersion), shutil / sysconfig / setuptools for the rest",
                       "distutils.version.LooseVersion": "packaging.version.Version (stricter parsing)"}),
+    Removal("python", "asynchat, asyncore, smtpd", "3.12", "2023-10",
+            "socket servers and test SMTP servers built on asyncore's event loop", "PEP 594; What's New in Python 3.12",
+            reason="not declared, to keep the dependencies small: port to asyncio (aiosmtpd for smtpd), or "
+            "install the standard-asyncore, standard-asynchat, standard-smtpd redistributions",
+            replacement="asyncio (aiosmtpd for smtpd), or the standard-<name> redistribution of each module",
+            rewrites={"asyncore": "asyncio, or the standard-asyncore redistribution (pip install standard-asyncore)",
+                      "asynchat": "asyncio streams, or the standard-asynchat redistribution (pip install standard-asynchat)",
+                      "smtpd": "aiosmtpd, or the standard-smtpd redistribution (pip install standard-smtpd)"}),
+    Removal("python", "configparser.SafeConfigParser", "3.12", "2023-10", "reading .ini experiment configs",
+            "What's New in Python 3.12 (an alias of ConfigParser since 3.2)",
+            reason="a rename: write configparser.ConfigParser",
+            replacement="configparser.ConfigParser",
+            renames={"configparser.SafeConfigParser": "configparser.ConfigParser"}),
+    Removal("python", "unittest.TestCase aliases: assertEquals, assertNotEquals, assertAlmostEquals, "
+            "assertNotAlmostEquals, assertRegexpMatches, assertNotRegexpMatches, assertRaisesRegexp, failUnless, "
+            "failIf, failUnlessEqual, failIfEqual, failUnlessRaises, assertDictContainsSubset",
+            "3.12", "2023-10", "the tests of 2020-22 repositories", "What's New in Python 3.12",
+            reason="methods of every test case, called on self: rename the calls",
+            replacement="assertEqual, assertNotEqual, assertAlmostEqual, assertNotAlmostEqual, assertRegex, "
+            "assertNotRegex, assertRaisesRegex, assertTrue, assertFalse, assertEqual, assertNotEqual, assertRaises",
+            rewrites={"*.assertEquals()": "self.assertEqual", "*.assertNotEquals()": "self.assertNotEqual",
+                      "*.assertAlmostEquals()": "self.assertAlmostEqual",
+                      "*.assertNotAlmostEquals()": "self.assertNotAlmostEqual",
+                      "*.assertRegexpMatches()": "self.assertRegex", "*.assertNotRegexpMatches()": "self.assertNotRegex",
+                      "*.assertRaisesRegexp()": "self.assertRaisesRegex", "*.failUnless()": "self.assertTrue",
+                      "*.failIf()": "self.assertFalse", "*.failUnlessEqual()": "self.assertEqual",
+                      "*.failIfEqual()": "self.assertNotEqual", "*.failUnlessRaises()": "self.assertRaises",
+                      "*.assertDictContainsSubset()": "self.assertLessEqual(subset.items(), dictionary.items())"}),
     Removal("python", "imp", "3.12", "2023-10", "imp.load_source for config files",
             "What's New in Python 3.12", dependency="`zombie-imp` (Python >= 3.12)",
             replacement="importlib: importlib.util.spec_from_file_location and module_from_spec for imp.load_source",
@@ -351,8 +399,18 @@ REMOVALS: tuple[Removal, ...] = (
                       "telnetlib": "the standard-telnetlib redistribution (pip install standard-telnetlib)",
                       "uu": "the standard-uu redistribution (pip install standard-uu)",
                       "xdrlib": "the standard-xdrlib redistribution (pip install standard-xdrlib)"}),
+    Removal("python", "lib2to3", "3.13 (deprecated 3.11)", "2024-10",
+            "parsing and refactoring Python source (custom fixers, yapf and black before their own parsers)",
+            "PEP 617; What's New in Python 3.13",
+            reason="its grammar cannot follow the language past 3.9 (PEP 617) and no redistribution is kept: use ast or "
+            "libcst, or fissix, a maintained fork with the same API",
+            replacement="ast or libcst; fissix for lib2to3's API",
+            rewrites={"lib2to3": "ast or libcst, or fissix (pip install fissix; the same API under another name)"}),
 )
 
+
+
+STACK = "torch 2.14.1, numpy 2.4.6, Python 3.11"
 
 
 @dataclass(frozen=True)
@@ -364,7 +422,8 @@ class Sweep:
     modules: int
     failing_off: int
     failing_on: int
-    run: str  # the stack it ran on
+    fixed_by: str  # the shims that fixed the difference, with what they fixed
+    stack: str = STACK  # the versions the counts hold for
 
 
 @dataclass(frozen=True)
@@ -378,18 +437,16 @@ class Leftover:
     reason: str
 
 
-MODERN = "modern stack (torch 2.14.1, numpy 2.4.6, Python 3.11), session 4"
 OLD_PACKAGES = ("nine 2020-22 packages: timm 0.4.12, kornia 0.5.11, pretrainedmodels 0.7.4, "
                 "efficientnet_pytorch 0.7.1, imgaug 0.4.0, albumentations 0.5.2, segmentation_models_pytorch 0.2.1, "
                 "pycocotools 2.0.11, lvis 0.5.3 (with tqdm, munch; `--path`)")
 
 SWEEPS: tuple[Sweep, ...] = (
-    Sweep("numpy, PIL, yaml, scipy", 1072, 18, 18, MODERN),
-    Sweep("torch", 2208, 92, 92, "modern stack, session 3"),
-    Sweep("torchvision", 187, 3, 3, MODERN),
-    Sweep("sklearn, skimage", 659, 16, 16, MODERN),
-    Sweep(OLD_PACKAGES, 446, 17, 3, MODERN + "; the 14 fixed: imgaug's np.sctypes (numpy.numpy2_aliases); "
-          "session 5, with numpy's shims applied at the first use of a name they restore: the same counts"),
+    Sweep("numpy, PIL, yaml, scipy", 1072, 18, 18, ""),
+    Sweep("torch", 2208, 92, 92, ""),
+    Sweep("torchvision", 187, 3, 3, ""),
+    Sweep("sklearn, skimage", 659, 16, 16, ""),
+    Sweep(OLD_PACKAGES, 446, 17, 3, "`numpy.numpy2_aliases`: imgaug's np.sctypes (14 modules)"),
 )
 
 OPTIONAL = "an optional dependency of a submodule that the package imports only when asked; "
@@ -443,6 +500,10 @@ def markdown() -> str:
         "",
         "Each entry: what was removed, in which release, what 2020-22 code did with it, and the "
         "compatfix shim that restores it or the reason there is none.",
+        "",
+        "`compatfix scan PATH` finds the uses of these names in your code and says, for the versions "
+        "installed, whether a shim fixes each one and what replaces it ([scan.md](scan.md)); "
+        "`compatfix doctor` lists the ones removed here that no shim restores by default.",
     ]
     for library, removals in by_library():
         lines += ["", "## " + library, "", "| Removed | Release | Date | Old use | Status | Evidence |",
@@ -453,10 +514,11 @@ def markdown() -> str:
     lines += ["", "## Import sweep", "",
               "`scripts/import_sweep.py` imports every submodule with compatfix off and on. What still fails "
               "with it on is listed below it, with why no shim restores it.", "",
-              "| Packages | Modules | Failing off | Failing on | Run |", "|---|---|---|---|---|"]
+              "| Packages | Modules | Failing without compatfix | Failing with it | Fixed by | Versions |",
+              "|---|---|---|---|---|---|"]
     for sweep in SWEEPS:
-        lines.append("| %s | %d | %d | %d | %s |" % (sweep.packages, sweep.modules, sweep.failing_off,
-                                                   sweep.failing_on, sweep.run))
+        lines.append("| %s | %d | %d | %d | %s | %s |" % (sweep.packages, sweep.modules, sweep.failing_off,
+                                                        sweep.failing_on, sweep.fixed_by or "-", sweep.stack))
     lines += ["", "### Failures left", "", "| Packages | Modules | Cause | Why no shim |", "|---|---|---|---|"]
     for left in LEFTOVERS:
         packages = "the nine 2020-22 packages" if left.packages == OLD_PACKAGES else left.packages

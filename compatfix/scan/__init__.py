@@ -111,12 +111,20 @@ class _Statuses:
 
     def __init__(self, settings: Any, lookup: Any) -> None:
         self.settings, self.lookup = settings, lookup
-        self._known: dict[int, tuple[str, str, str]] = {}
+        self._known: dict[tuple[int, str | None], tuple[str, str, str]] = {}
 
     def of(self, source: Source) -> tuple[str, str, str]:
-        key = id(source.shim if source.shim is not None else source.removal)
+        key = (id(source.shim if source.shim is not None else source.removal),
+               source.returned[1] if source.returned else None)
         if key not in self._known:
-            if source.shim is not None:
+            changed = _status.returned_status(*source.returned) if source.returned else None
+            if changed is not None:
+                removal = source.returned[0]  # type: ignore[index]
+                broke = "%s %s (%s) removed %s; %s %s brought them back with another meaning" % (
+                    removal.library, removal.removed_in, removal.date, removal.names, removal.library,
+                    removal.returned_in)
+                status, why = changed
+            elif source.shim is not None:
                 status, why = _status.shim_status(source.shim, self.settings, self.lookup)
                 broke = source.shim.broke
             else:
@@ -176,6 +184,8 @@ class _RequirementChecker:
         from compatfix._versions import in_range, installed_version
         from compatfix.registry import PROVIDE
 
+        if normalise(requirement.name) == "python":
+            return self._python(requirement)
         package = self.package_of(requirement.name)
         if package not in self.known:
             return []
@@ -219,6 +229,28 @@ class _RequirementChecker:
             _status.CONFLICT if have is not None else _status.UNKNOWN, why, broke,
             "relax the pin to the installed release and let compatfix bridge the old API", False, None))
         return out
+
+
+    def _python(self, requirement: Requirement) -> list[Finding]:
+        """A declared Python range (``python_requires``, ``requires-python``, conda's
+        ``python=3.7``) that the running interpreter is outside of."""
+        from compatfix._versions import in_range
+        from compatfix.inventory import REMOVALS
+
+        running = "%d.%d.%d" % sys.version_info[:3]
+        try:
+            if not requirement.spec or in_range(running, requirement.spec):
+                return []
+        except ValueError:
+            return []
+        removed = [r.names for r in REMOVALS if r.library == "python" and _status.removed_here(r)[0]
+                   and _after_pin(r.removed_in, requirement.spec)]
+        return [Finding(
+            requirement.file, requirement.line, 1, "requirement", requirement.text, "requirement:python",
+            _status.CONFLICT, "Python %s is running here, outside %s" % (running, requirement.spec),
+            ("Python removed since: " + "; ".join(removed)) if removed else "the range predates this Python",
+            "run it on a Python inside the range, or widen the range and let compatfix bridge the removals "
+            "(compatfix scan lists the ones the code uses)", False, None)]
 
 
 def _after_pin(removed_in: str, spec: str) -> bool:
@@ -345,8 +377,101 @@ def main(argv: list[str]) -> int:
     if missing:
         print("compatfix scan: no such file or folder: %s" % ", ".join(missing), file=sys.stderr)
         return 2
+    if args.diff or args.write:
+        return _port(args)
     result = scan(args.paths)
     sys.stdout.write(render(result, args))
     if args.exit_zero:
         return 0
     return 1 if result.needs_action() else 0
+
+
+# The statuses whose mechanical uses --diff rewrites: broken here, or back with another
+# meaning. A name that still works here is left alone: its replacement may be a name the
+# installed release does not have yet (timm.layers before timm 0.9).
+REWRITTEN_STATUSES = frozenset({_status.FIXED, _status.OPT_IN, _status.NOT_FIXED, _status.CHANGED})
+LIBCST_MISSING = ("compatfix scan: --diff and --write need libcst: pip install 'compatfix[scan]' "
+                  "(or pip install 'libcst>=1')")
+
+
+def _port(args: Any) -> int:
+    """``--diff`` and ``--write``: rewrite the mechanical findings; list the others."""
+    try:
+        from compatfix.scan import _rewrite
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] != "libcst":
+            raise
+        print(LIBCST_MISSING, file=sys.stderr)
+        return 2
+    from compatfix._engine import DEVICES
+    from compatfix.registry import all_shims
+
+    result = scan(args.paths)
+    index = build_index(all_shims(DEVICES)[0])
+    every_rename = _rewrite.mechanical_renames(index)
+    code = [f for f in result.findings if f.kind in ("import", "reference", "call")]
+
+    def rewritable(finding: Finding) -> bool:
+        pattern = index.lookup_name(finding.name)
+        return finding.mechanical and pattern is not None and pattern.name in every_rename
+
+    renamed_here = {index.lookup_name(f.name).name for f in code  # type: ignore[union-attr]
+                    if rewritable(f) and f.status in REWRITTEN_STATUSES}
+    renames = {key: new for key, new in every_rename.items() if key in renamed_here}
+    rewrites = []
+    remaining: dict[str, set[str]] = {}  # file -> the names still used after the rewrite
+    declined: dict[tuple[str, int, str], str] = {}  # (file, line, name) -> why the rewrite left it
+    for shown in sorted({f.file for f in code if rewritable(f)}):
+        path = os.path.join(result.root, shown)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        try:
+            rewrite = _rewrite.rewrite_source(data, shown, index, renames)
+        except _rewrite.cst.ParserSyntaxError as exc:  # Python that libcst does not parse
+            print("compatfix scan: %s: not rewritten: %s" % (shown, str(exc).splitlines()[0]), file=sys.stderr)
+            continue
+        if rewrite.changed:
+            compile(rewrite.new, path, "exec")  # a rewrite that does not compile is a bug: never write it
+            rewrites.append(rewrite)
+        remaining[shown] = {use.name for use in scan_source(rewrite.new.decode("utf-8"), path, index)}
+        declined.update(((shown, line, name), why) for line, name, why in rewrite.skipped)
+    left = []
+    for finding in code:
+        if finding.file in remaining and finding.name not in remaining[finding.file]:
+            continue  # gone with the rewrite (an import of a removed module that is no longer needed)
+        if rewritable(finding):
+            if finding.status == _status.UNKNOWN:
+                left.append((finding, "left as it is: %s, so the scan cannot tell that its replacement exists"
+                             % finding.why))
+            elif finding.status not in REWRITTEN_STATUSES:
+                left.append((finding, "not broken with the versions installed here (%s): left as it is" % finding.why))
+            elif finding.file in remaining:
+                why = declined.get((finding.file, finding.line, finding.name),
+                                   "the name does not mean the import's here (a local of the same name, "
+                                   "a one-line block)")
+                left.append((finding, "not rewritten: %s; rename to %s by hand" % (why, finding.replacement)))
+        elif finding.replacement:
+            left.append((finding, "instead: %s" % finding.replacement))
+    out = sys.stderr if args.diff else sys.stdout
+    if left:
+        print("compatfix scan: not rewritten (the replacement changes the code, or is not needed here):", file=out)
+        for finding, why in left:
+            print("  %s:%d:%d  %s  %s" % (finding.file, finding.line, finding.column, finding.name, why), file=out)
+    changes = sum(len(rewrite.changes) for rewrite in rewrites)
+    if args.diff:
+        sys.stdout.write(_rewrite.unified_diff(rewrites))
+        print("compatfix scan: %d change%s in %d file%s; apply with `patch -p1` (or `git apply`) in %s" % (
+            changes, "" if changes == 1 else "s", len(rewrites), "" if len(rewrites) == 1 else "s", result.root),
+            file=sys.stderr)
+        if args.exit_zero:
+            return 0
+        return 1 if rewrites or result.needs_action() else 0
+    for rewrite in rewrites:
+        _rewrite.write_atomically(os.path.join(result.root, rewrite.path), rewrite.new)
+        for change in rewrite.changes:
+            print("%s:%d: %s -> %s" % (rewrite.path, change.line, " ".join(change.old.split()), change.new))
+    print("compatfix scan: rewrote %d file%s (%d change%s)" % (
+        len(rewrites), "" if len(rewrites) == 1 else "s", changes, "" if changes == 1 else "s"))
+    if args.exit_zero:
+        return 0
+    return 1 if scan(args.paths).needs_action() else 0

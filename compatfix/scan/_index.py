@@ -10,7 +10,7 @@ syntax is ``compatfix.registry.Shim``'s: ``name()``, ``*.method('--x')``, ``name
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from compatfix.inventory import REMOVALS, Removal
@@ -26,6 +26,8 @@ class Source:
     mechanical: bool
     shim: Shim | None = None
     removal: Removal | None = None
+    # the inventory entry of a name that came back with another meaning, and that meaning
+    returned: tuple[Removal, str] | None = None
 
     @property
     def id(self) -> str:
@@ -160,4 +162,8 @@ def build_index(shims: Iterable[Shim], removals: Iterable[Removal] = REMOVALS) -
             if key in index.patterns:
                 continue
             index.add(key, Source(replacement, mechanical, removal=removal))
+        for key, meaning in removal.returned.items():
+            pattern = index.patterns.get(key)
+            if pattern is not None:
+                pattern.sources = [replace(source, returned=(removal, meaning)) for source in pattern.sources]
     return index

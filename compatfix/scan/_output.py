@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {_status.NOT_FIXED: "error", _status.UNPARSED: "error", _status.CONFLICT: "warning",
-           _status.OPT_IN: "warning", _status.FIXED: "note", _status.WORKS: "note", _status.UNKNOWN: "note"}
+           _status.OPT_IN: "warning", _status.CHANGED: "note", _status.FIXED: "note", _status.WORKS: "note", _status.UNKNOWN: "note"}
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace | int:
@@ -32,6 +32,12 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace | int:
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings need action")
     parser.add_argument("--only-action", action="store_true",
                         help="show only the findings that need action (not those fixed at run time)")
+    port = parser.add_mutually_exclusive_group()
+    port.add_argument("--diff", action="store_true",
+                      help="print a unified diff that ports the mechanical findings (renames, moved imports, "
+                      "aliases) for good; apply it with patch -p1 from the first folder. Needs libcst")
+    port.add_argument("--write", action="store_true",
+                      help="apply that diff to the files in place, and print what changed. Needs libcst")
     try:
         return parser.parse_args(argv)
     except SystemExit as exc:

@@ -1,5 +1,7 @@
 """The requirements a repository declares: requirements*.txt, setup.py's install_requires
-(read with ``ast``, never run), setup.cfg, pyproject.toml and conda environment files.
+(read with ``ast``, never run), setup.cfg, pyproject.toml and conda environment files, and
+the Python releases it supports (``python_requires``, ``requires-python``, Poetry's and
+conda's ``python``), as a requirement named ``python``.
 
 Only what ``compatfix scan`` needs is parsed: a distribution name and its version clauses,
 with the line they are on. Markers, extras, URLs and options are dropped.
@@ -82,6 +84,10 @@ def _setup_py(path: str) -> Iterator[tuple[int, str, str, str]]:
         except (SyntaxError, ValueError):
             return
     for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "python_requires" and \
+                isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            yield node.value.lineno, "python", _clauses(node.value.value), "python_requires=%r" % node.value.value
+            continue
         if not isinstance(node, ast.keyword) or node.arg not in (
                 "install_requires", "extras_require", "setup_requires", "tests_require"):
             continue
@@ -100,6 +106,8 @@ def _setup_cfg(path: str) -> Iterator[tuple[int, str, str, str]]:
     except configparser.Error:
         return
     wanted: list[str] = []
+    if parser.has_option("options", "python_requires"):
+        wanted.append("python" + parser.get("options", "python_requires").strip())
     if parser.has_option("options", "install_requires"):
         wanted += parser.get("options", "install_requires").splitlines()
     if parser.has_section("options.extras_require"):
@@ -109,14 +117,18 @@ def _setup_cfg(path: str) -> Iterator[tuple[int, str, str, str]]:
 
 
 def _lines_of(path: str, wanted: list[str]) -> Iterator[tuple[int, str, str, str]]:
-    """Each requirement of ``wanted`` with the line of the file it is first written on."""
+    """Each requirement of ``wanted`` with the line of the file it is first written on (a
+    Python range, ``python>=3.6``, on the line that has its version clauses)."""
     with open(path, encoding="utf-8", errors="replace") as handle:
         lines = handle.read().splitlines()
     for requirement in wanted:
         parsed = parse_line(requirement)
         if not parsed:
             continue
-        number = next((i for i, line in enumerate(lines, 1) if requirement.strip() in line), 1)
+        written = requirement.strip()
+        if parsed[0] == "python":
+            written = written[len("python"):].strip()
+        number = next((i for i, line in enumerate(lines, 1) if written in line), 1)
         yield number, parsed[0], parsed[1], requirement.strip()
 
 
@@ -135,13 +147,15 @@ def _pyproject(path: str) -> Iterator[tuple[int, str, str, str]]:
             return
     project = data.get("project", {})
     wanted = list(project.get("dependencies", []))
+    if isinstance(project.get("requires-python"), str):
+        wanted.append("python" + project["requires-python"])
     for extra in project.get("optional-dependencies", {}).values():
         wanted += extra
     poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
     for name, spec in poetry.items():
         if isinstance(spec, dict):
             spec = spec.get("version", "")
-        if isinstance(spec, str) and name != "python":
+        if isinstance(spec, str):
             wanted.append(name + ("" if spec in ("", "*") else spec.replace("^", ">=")))
     yield from _lines_of(path, [w for w in wanted if isinstance(w, str)])
 

@@ -25,7 +25,8 @@ WORKS = "works"  # not broken with the versions installed here
 UNKNOWN = "unknown"  # the library is not installed here: cannot tell
 CONFLICT = "conflict"  # a requirement that today's stack does not satisfy
 UNPARSED = "unparsed"  # a file that is not Python 3
-STATUSES = (NOT_FIXED, UNPARSED, CONFLICT, OPT_IN, FIXED, WORKS, UNKNOWN)
+CHANGED = "changed"  # the name exists here again, with another meaning than the code's
+STATUSES = (NOT_FIXED, UNPARSED, CONFLICT, OPT_IN, CHANGED, FIXED, WORKS, UNKNOWN)
 NEEDS_ACTION = frozenset({NOT_FIXED, OPT_IN, CONFLICT, UNPARSED})
 
 
@@ -59,6 +60,16 @@ def removed_here(removal: Removal, python: tuple[int, int] | None = None) -> tup
     if have is None:
         return None, "%s is not installed" % removal.library
     return removed_in_version(removal.removed_in, have), "%s %s" % (removal.library, have)
+
+
+def returned_status(removal: Removal, meaning: str) -> tuple[str, str] | None:
+    """``(CHANGED, why)`` where the installed library is at or after the release that
+    brought a removed name back with another meaning (``removal.returned_in``); None
+    before it, or where the library is not installed."""
+    have = installed_version(removal.library)
+    if have is None or not removal.returned_in or not removed_in_version(removal.returned_in, have):
+        return None
+    return CHANGED, "%s %s has it again, as %s; no shim changes it back" % (removal.library, have, meaning)
 
 
 def removal_status(removal: Removal) -> tuple[str, str]:

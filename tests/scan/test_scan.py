@@ -14,7 +14,7 @@ import pytest
 
 from compatfix import inventory, registry
 from compatfix.scan import _index, _requirements, compare_with_report, main, scan
-from compatfix.scan._status import FIXED, NOT_FIXED, UNPARSED, WORKS
+from compatfix.scan._status import CHANGED, FIXED, NOT_FIXED, UNPARSED, WORKS
 from support import FIXTURES, run_python
 
 REPO = os.path.join(FIXTURES, "scan_repo")
@@ -284,3 +284,66 @@ def test_compare_with_report():
     uses = scores["uses"]  # only numpy.builtin_aliases recorded uses: torch._six's finding is not counted
     assert uses["true_positive"] == [("train.py", 3, "numpy.builtin_aliases")]
     assert uses["precision"] == pytest.approx(1 / 2) and uses["recall"] == pytest.approx(1 / 2)
+
+
+# names back with another meaning, removed standard-library modules, Python ranges ------------
+
+def test_np_bool_and_np_long_are_changed_not_fixed_on_numpy_2(tmp_path):
+    """numpy 2 has np.bool (numpy's bool_) and np.long (a C long) again; the shim restores
+    them on numpy < 2 only, so on numpy 2 a use runs, with another meaning."""
+    import numpy  # the installed numpy decides what is true here
+
+    (tmp_path / "masks.py").write_text("import numpy as np\nm = np.zeros(3, dtype=np.bool)\nn = np.long(3)\n"
+                                       "x = np.float(1)\n")
+    result = scan([str(tmp_path)])
+    by_name = {f.name: f for f in result.findings}
+    assert by_name["numpy.float"].status == FIXED
+    major = int(numpy.__version__.split(".")[0])
+    for name in ("numpy.bool", "numpy.long"):
+        finding = by_name[name]
+        if major >= 2:
+            # what the status says: the name is there again, and is not the builtin the code meant
+            assert getattr(numpy, name.split(".")[1]) not in (bool, int)
+            assert finding.status == CHANGED and not finding.needs_action, finding
+            assert "another meaning" in finding.broke and "numpy %s" % numpy.__version__ in finding.why
+        else:
+            assert finding.status == FIXED
+    assert main(["--exit-zero", str(tmp_path)]) == 0
+
+
+def test_the_python_range_a_repository_declares(tmp_path, capsys):
+    running = "%d.%d" % sys.version_info[:2]
+    outside = "<%d.%d" % (sys.version_info[0], sys.version_info[1])  # excludes the running Python
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(\n    name='x',\n"
+                                       "    python_requires='>=3.6,%s',\n)\n" % outside)
+    (tmp_path / "setup.cfg").write_text("[options]\npython_requires = >=3.6, %s\n" % outside)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.6,%s"\n' % outside)
+    (tmp_path / "environment.yml").write_text("name: x\ndependencies:\n  - python=3.7\n  - pip\n")
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    (inside / "pyproject.toml").write_text('[project]\nname = "y"\nrequires-python = ">=%s"\n' % running)
+    result = scan([str(tmp_path)])
+    python = {(f.file, f.line, f.status) for f in result.findings if f.rule == "requirement:python"}
+    assert python == {("setup.py", 4, "conflict"), ("setup.cfg", 2, "conflict"), ("pyproject.toml", 3, "conflict"),
+                      ("environment.yml", 3, "conflict")}
+    finding = next(f for f in result.findings if f.file == "setup.py")
+    assert finding.why.startswith("Python %d.%d.%d is running here, outside >=3.6,%s" % (sys.version_info[:3] + (outside,)))
+    assert main([str(tmp_path)]) == 1
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("module, release", [
+    ("asyncore", "3.12"), ("asynchat", "3.12"), ("smtpd", "3.12"), ("distutils", "3.12"), ("imp", "3.12"),
+    ("aifc", "3.13"), ("audioop", "3.13"), ("cgi", "3.13"), ("cgitb", "3.13"), ("chunk", "3.13"),
+    ("crypt", "3.13"), ("imghdr", "3.13"), ("mailcap", "3.13"), ("msilib", "3.13"), ("nis", "3.13"),
+    ("nntplib", "3.13"), ("ossaudiodev", "3.13"), ("pipes", "3.13"), ("sndhdr", "3.13"), ("spwd", "3.13"),
+    ("sunau", "3.13"), ("telnetlib", "3.13"), ("uu", "3.13"), ("xdrlib", "3.13"), ("lib2to3", "3.13"),
+])
+def test_every_standard_library_module_python_removed_is_found(tmp_path, module, release):
+    (tmp_path / "old.py").write_text("import %s\n" % module)
+    (finding,) = scan([str(tmp_path)]).findings
+    expected = WORKS if sys.version_info[:2] < tuple(int(part) for part in release.split(".")) else None
+    assert finding.name == module and finding.rule.startswith("inventory:")  # one rule per entry
+    assert "python %s" % release in finding.broke
+    if expected is not None:
+        assert finding.status == expected and ("removed in %s" % release) in finding.why
