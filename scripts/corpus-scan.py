@@ -19,8 +19,8 @@ subclasses. The GPU "doors" (nvidia-smi, pynvml, CUDA_VISIBLE_DEVICES, ...) go t
 ``resolve`` looks every counted name up by behaviour, in child processes of this
 interpreter (the modern stack): the longest importable module prefix is imported, the rest
 is taken with getattr; once with ``COMPATFIX=0`` and once with compatfix active, as a user
-runs. It also asks whether each name existed in 2020-22: in the old stack's API-surface
-record (``--surface``, recorded by scripts/api-surface.py; schema at its top) and, for the
+runs. It also asks whether each name existed in 2020-22: in any of the old stacks'
+API-surface records (``--surface``, recorded by scripts/api-surface.py; schema at its top) and, for the
 standard library, in Python 3.8 (``--old-python``).
 
 ``report`` joins them: a *removed* name is one that existed then and does not resolve today
@@ -55,7 +55,7 @@ RESOLUTION = CORPUS / "resolution.json.gz"
 RANKED = CORPUS / "ranked.tsv"
 DOC = ROOT / "docs" / "removed-apis.md"
 DOC_HEADING = "## Use-weighted coverage (corpus scan)"
-SURFACE_DEFAULT = ROOT / "compatfix" / "inventory" / "surface" / "record-old-2021.json.gz"
+SURFACE_DIR = ROOT / "compatfix" / "inventory" / "surface"
 
 # Third-party import roots the scan counts (issue 20's list).
 THIRD_PARTY = (
@@ -527,8 +527,8 @@ def _old_surface(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def old_lookup(name: str, modules: dict[str, Any], roots: set[str]) -> str:
     """Whether ``name`` existed in the old record: "yes", "no", or "unrecorded" (its library
-    has no record). Past what the record describes (members of members), a name whose
-    owner existed counts as existing."""
+    has no record). Past what the record describes (attributes of values and objects), a
+    name whose owner existed counts as existing; an attribute of a routine does not."""
     parts = name.split(".")
     if parts[0] not in roots:
         return "unrecorded"
@@ -564,7 +564,10 @@ def old_lookup(name: str, modules: dict[str, Any], roots: set[str]) -> str:
                         entry = owner
                 current = entry
                 continue
-            return "yes"  # a function or value: its attributes are not recorded
+            if entry.get("k") == "fn" and depth < len(rest) - 1:
+                below = rest[depth + 1]  # a routine has no attributes but its dunders
+                return "yes" if below.startswith("__") and below.endswith("__") else "no"
+            return "yes"  # a value or other object: its attributes are not recorded
         members = current.get("m")
         if members is None:
             return "yes"
@@ -621,8 +624,9 @@ def cmd_resolve(args: argparse.Namespace) -> None:
             proc = subprocess.run([args.old_python, "-I", "-S", "-c", STDLIB_CHILD], cwd=tmp,
                                   input="\n".join(stdlib_names) + "\n", capture_output=True, text=True, timeout=1800)
             old_stdlib = dict(json.loads(line) for line in proc.stdout.splitlines())
-    modules, surface_meta = _old_surface(Path(args.surface)) if Path(args.surface).exists() else ({}, {})
-    roots = set(surface_meta.get("libraries", []))
+    surface_paths = args.surface if args.surface is not None else sorted(SURFACE_DIR.glob("record-*.json.gz"))
+    records = [_old_surface(Path(path)) for path in surface_paths]
+    surface_meta = [meta for _, meta in records]
     old_version = subprocess.run([args.old_python, "-c", "import sys; print(sys.version.split()[0])"],
                                  capture_output=True, text=True).stdout.strip() if args.old_python else ""
     out_names = {}
@@ -631,7 +635,7 @@ def cmd_resolve(args: argparse.Namespace) -> None:
         if n.partition(".")[0] in STDLIB:
             old = "unrecorded" if n not in old_stdlib else ("yes" if old_stdlib[n] else "no")
         else:
-            old = old_lookup(n, modules, roots)
+            old = _any_record(old_lookup(n, modules, set(meta["libraries"])) for modules, meta in records)
         row = {"off": off["ok"], "on": on["ok"], "old": old}
         if not off["ok"]:
             row["error"] = off.get("error")
@@ -645,7 +649,8 @@ def cmd_resolve(args: argparse.Namespace) -> None:
         off, on = results["off"][("signature", n)], results["on"][("signature", n)]
         out_signatures[n] = {"off": {k: off.get(k) for k in ("ok", "call", "init")},
                              "on": {k: on.get(k) for k in ("ok", "call", "init")},
-                             "old": _old_signature(n, modules, roots)}
+                             "old": [shape for shape in (_old_signature(n, modules, set(meta["libraries"]))
+                                                         for modules, meta in records) if shape]}
     import platform
     versions = subprocess.run([args.python, "-c", VERSIONS], capture_output=True, text=True,
                               env=dict(base_env, COMPATFIX="0")).stdout
@@ -675,6 +680,13 @@ for dist in names:
         pass
 print(json.dumps(found))
 '''
+
+
+def _any_record(answers: Iterable[str]) -> str:
+    """A name existed in 2020-22 when any old record has it; it did not when a record of
+    its library lacks it; else no record knows its library."""
+    seen = set(answers)
+    return "yes" if "yes" in seen else "no" if "no" in seen else "unrecorded"
 
 
 def _old_signature(name: str, modules: dict[str, Any], roots: set[str]) -> dict[str, str] | None:
@@ -779,9 +791,10 @@ def entries(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, 
         today = _today(sig["off"])
         if today is None or not today.get("python") or _accepts(today, keyword):
             continue
-        old = sig.get("old") or {}
-        old_shape = old.get("i") if sig["off"].get("init") is not None else old.get("s")
-        old_flag = "unrecorded" if not old_shape else ("yes" if _shape_accepts(old_shape, keyword) else "no")
+        key_shape = "i" if sig["off"].get("init") is not None else "s"
+        old_shapes = [shape[key_shape] for shape in sig.get("old") or [] if key_shape in shape]
+        old_flag = "unrecorded" if not old_shapes else (
+            "yes" if any(_shape_accepts(shape, keyword) for shape in old_shapes) else "no")
         rows.append({"kind": "keyword", "entry": "%s(%s=)" % (target, keyword),
                      "uses": sum(c for _, c in per_repo), "repos": len(per_repo),
                      "covered": bool(_accepts(_today(sig["on"]), keyword)), "old": old_flag,
@@ -795,10 +808,9 @@ def entries(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, 
         today = sig["off"].get("init")
         if today is None or not today.get("python") or _accepts_positional(today, count):
             continue
-        old = (sig.get("old") or {}).get("i")
-        if old:
-            positional, var = _shape_positional(old)
-            old_flag = "yes" if var or positional - 1 >= count else "no"
+        old_shapes = [_shape_positional(shape["i"]) for shape in sig.get("old") or [] if "i" in shape]
+        if old_shapes:
+            old_flag = "yes" if any(var or positional - 1 >= count for positional, var in old_shapes) else "no"
         else:
             old_flag = "unrecorded"
         rows.append({"kind": "super-init", "entry": "%s.__init__ with %d positional argument%s (subclass super().__init__)"
@@ -858,7 +870,7 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
     fig = figures(rows)
     stats = uses["stats"]
     versions = resolution.get("versions", {})
-    surface = resolution.get("old_surface", {})
+    surface = resolution.get("old_surface", [])
     total_uses = sum(c for per in uses["names"].values() for _, c in per)
     lines = [
         DOC_HEADING, "",
@@ -881,24 +893,30 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
         "process of the modern stack (Python %s; %s): the longest importable module prefix is "
         "imported and the rest taken with getattr, once with `COMPATFIX=0`, once with compatfix "
         "active. A name is *removed* when it fails with compatfix off and existed in 2020-22: in "
-        "the old stack's API-surface record (%s, Python %s: %s), or, for the standard library, "
-        "in Python %s. It is *covered* when it resolves with compatfix on."
+        "any of the old stacks' API-surface records (scripts/api-surface.py; %s), or, for the "
+        "standard library, in Python %s. It is *covered* when it resolves with compatfix on."
         % (sum(s["py_files"] for s in stats), sum(s["unparsable"] for s in stats), total_uses,
            len(uses["names"]), resolution.get("python", "?"),
            ", ".join("%s %s" % kv for kv in sorted(versions.items())),
-           surface.get("label", "none"), surface.get("python", "?"),
-           ", ".join("%s %s" % kv for kv in sorted(surface.get("distributions", {}).items())),
+           "; ".join("%s on Python %s: %s" % (meta["label"], meta["python"], ", ".join(
+               "%s %s" % kv for kv in sorted(meta["distributions"].items()))) for meta in surface) or "none",
            resolution.get("old_stdlib_python") or "?"), "",
         "Failing today but not counted in the figure (ranked.tsv has them all, by `old`): "
-        "%d entries, %d uses (%d covered) in libraries without an old record (mmcv, mmdet, "
-        "transformers, cv2, timm, ...: `old=unrecorded`); %d entries, %d uses (%d covered) that the "
-        "old record does not have (`old=no`: a repository's own attribute reached through an alias, "
-        "an instance attribute, a typo, or a name removed before the record's versions, such as "
-        "torch._six.container_abcs, which torch 1.9 dropped); %d entries, %d uses whose module "
-        "needs a library this stack lacks (`old=not-installed`: unknown, not missing)."
+        "%d entries, %d uses (%d covered) without an old record of their library or of the signature they call (%s: "
+        "`old=unrecorded`); %d entries, %d uses (%d covered) that the "
+        "old records do not have (`old=no`: a repository's own attribute reached through an alias, "
+        "an instance attribute, a typo, or a name removed before the records' versions, such as "
+        "scipy.misc.imresize, which SciPy 1.2 dropped); %d entries, %d uses (%d covered, "
+        "by the apex and mmcv stand-ins) whose module needs a library or compiled extension this "
+        "stack lacks (`old=not-installed`: apex, mmcv's ops, numba, ...: unknown, not missing)."
         % (fig["unrecorded_entries"], fig["unrecorded_uses"], fig["unrecorded_covered_uses"],
+           ", ".join(sorted({re.split(r"[.(]", r["entry"], maxsplit=1)[0] for r in rows
+                             if r["old"] == "unrecorded"})) or "none",
            fig["no_entries"], fig["no_uses"], fig["no_covered_uses"],
-           fig["not_installed_entries"], fig["not_installed_uses"]), "",
+           fig["not_installed_entries"], fig["not_installed_uses"], fig["not_installed_covered_uses"]), "",
+        "By library (the entry's top-level module):", "",
+        "| Library | Removed entries | Uses | Covered uses | Covered |", "|---|---|---|---|---|",
+        *_library_rows(rows), "",
         "### Top uncovered removed entries", "",
         "| Entry | Uses | Repos | Why it is not covered |", "|---|---|---|---|",
     ]
@@ -927,6 +945,18 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
     for door, info in doors["doors"].items():
         lines.append("| %s | %d | %d |" % (_md_cell(door), info["uses"], info["repos"]))
     return "\n".join(lines) + "\n"
+
+
+def _library_rows(rows: list[dict[str, Any]]) -> list[str]:
+    per: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+    for r in rows:
+        if r["old"] == "yes":
+            library = re.split(r"[.(]", r["entry"], maxsplit=1)[0]
+            per[library][0] += 1
+            per[library][1] += r["uses"]
+            per[library][2] += r["uses"] if r["covered"] else 0
+    return ["| %s | %d | %d | %d | %.1f%% |" % (library, n, uses, covered, 100 * covered / uses)
+            for library, (n, uses, covered) in sorted(per.items(), key=lambda kv: (-kv[1][1], kv[0]))]
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -958,7 +988,9 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--python", default=sys.executable, help="the modern stack's interpreter")
     parser.add_argument("--old-python", default=os.path.expanduser("~/.pyenv/versions/3.8.18/bin/python"),
                         help="Python 3.8, for the standard library's 2020-22 names")
-    parser.add_argument("--surface", default=str(SURFACE_DEFAULT), help="the old stack's API-surface record")
+    parser.add_argument("--surface", nargs="*", default=None,
+                        help="the old stacks' API-surface records (default: %s/record-*.json.gz)"
+                        % SURFACE_DIR.relative_to(ROOT))
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--all", action="store_true", help="list: every mirror, not only repos.txt's")
     args = parser.parse_args(list(argv) if argv is not None else None)

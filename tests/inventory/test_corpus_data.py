@@ -71,7 +71,8 @@ def test_every_counted_name_was_resolved_both_ways(uses: dict[str, Any], resolut
     for name, row in resolution["names"].items():
         assert isinstance(row["off"], bool) and isinstance(row["on"], bool), name
         assert row["old"] in ("yes", "no", "unrecorded"), name
-    assert resolution["versions"]["torch"] and resolution["old_surface"]["distributions"]
+    assert resolution["versions"]["torch"]
+    assert resolution["old_surface"] and all(meta["distributions"] for meta in resolution["old_surface"])
 
 
 def test_the_docs_section_is_the_one_the_data_renders(script: ModuleType, uses: dict[str, Any],
