@@ -939,12 +939,37 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
     for r in unconfirmed[:top]:
         reason = _explain(r["entry"], explanations) or "unverified: no old record of this library to compare with"
         lines.append("| `%s` | %d | %d | %s |" % (_md_cell(r["entry"]), r["uses"], r["repos"], _md_cell(reason)))
+    lines += ["", "### Standard-library modules that Python 3.12 and 3.13 removed", "",
+              "They still import on the 3.11 stack this figure is measured on, so they are not in it; "
+              "their uses in the corpus, for the 3.12/3.13 runs. compatfix brings them back there "
+              "through the redistributions pyproject.toml declares for those interpreters (%s; "
+              "tests/test_dead_batteries.py checks each on the py312 and py313 stacks):"
+              % (", ".join(_dead_battery_dependencies()) or "none"), "",
+              "| Module | Uses | Repos |", "|---|---|---|"]
+    for module, (count, repos) in _stdlib_removed_uses(uses):
+        lines.append("| %s | %d | %d |" % (module, count, repos))
     lines += ["", "### GPU doors in the corpus", "",
               "How the corpus asks about GPUs outside torch (acceptance/corpus/doors.json):", "",
               "| Door | Uses | Repos |", "|---|---|---|"]
     for door, info in doors["doors"].items():
         lines.append("| %s | %d | %d |" % (_md_cell(door), info["uses"], info["repos"]))
     return "\n".join(lines) + "\n"
+
+
+def _dead_battery_dependencies() -> list[str]:
+    """The distributions pyproject.toml declares for Python 3.12 and newer only."""
+    text = (ROOT / "pyproject.toml").read_text()
+    return sorted(set(re.findall(r'"([A-Za-z0-9_.-]+)[^"]*;\s*python_version\s*>=\s*\'3\.1[2-9]\'"', text)))
+
+
+def _stdlib_removed_uses(uses: dict[str, Any]) -> list[tuple[str, tuple[int, int]]]:
+    per: dict[str, tuple[int, set[int]]] = {}
+    for name, per_repo in uses["names"].items():
+        module = name.partition(".")[0]
+        if module in STDLIB_REMOVED:
+            count, repos = per.setdefault(module, (0, set()))
+            per[module] = (count + sum(c for _, c in per_repo), repos | {index for index, _ in per_repo})
+    return sorted(((m, (c, len(r))) for m, (c, r) in per.items()), key=lambda kv: (-kv[1][0], kv[0]))
 
 
 def _library_rows(rows: list[dict[str, Any]]) -> list[str]:
