@@ -11,13 +11,17 @@ SHIM_NAME = "torch.nn.parallel.DistributedDataParallel._sync_params"
 
 
 def _sync_params(self) -> None:
-    """torch < 1.11: before the forward pass, broadcast the module's buffers (BatchNorm's
-    running statistics) from the authoritative rank when the module syncs them
-    (``broadcast_buffers``, and only while forward syncs are on). torch 1.11 folded this
-    into ``_sync_buffers``, which today's forward calls under the same condition; the
-    parameters themselves were never synced here once replicas on several devices of one
-    process were gone (torch 1.10)."""
-    if self.will_sync_module_buffers():
+    """torch < 1.11: the step before the module's forward, which forward overrides copied:
+    broadcast the module's buffers (BatchNorm's running statistics) from the authoritative
+    rank when it syncs them (``broadcast_buffers``, while forward syncs are on). Today that
+    step is ``_pre_forward``, which does that buffer sync under the same condition and
+    also the reducer's per-iteration bookkeeping (``prepare_for_forward``, bucket rebuild):
+    without it an override would silently skip the reducer's check that the previous
+    iteration's reduction finished (unused parameters). Called with no inputs, it moves
+    none."""
+    if hasattr(self, "_pre_forward"):
+        self._pre_forward()
+    elif self.will_sync_module_buffers():
         self._sync_buffers()
 
 
@@ -41,7 +45,8 @@ SHIMS = (
         broke="torch 1.11 (2022-03) removed DistributedDataParallel._sync_params (pytorch/pytorch#64514, "
         "into _sync_buffers): pytorch-lightning 1.0-1.1's DDP forward override fails with "
         "AttributeError: 'LightningDistributedDataParallel' object has no attribute '_sync_params'",
-        summary="restore _sync_params as torch 1.x's pre-forward buffer broadcast, on today's _sync_buffers",
+        summary="restore _sync_params as the pre-forward step (buffer broadcast from rank 0, the reducer's "
+        "per-iteration bookkeeping) on today's _pre_forward",
         replacement="pytorch-lightning >= 1.2 (no forward override), or DistributedDataParallel.forward",
         rewrites={SHIM_NAME: "nothing: DistributedDataParallel.forward syncs the buffers itself"},
     ),
