@@ -1,0 +1,92 @@
+"""DataFrame/Series.append and iteritems (removed in pandas 2.0) against the real pandas
+of the stack (3.x): missing with compatfix off; with it on, the results that pandas
+1.3's documentation and rules give, written out here by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import run_python
+
+pytestmark = pytest.mark.stack("modern")
+
+
+def test_append_and_iteritems_are_missing_without_compatfix():
+    result = run_python(
+        code="import pandas as pd\nprint([hasattr(c, n) for c in (pd.DataFrame, pd.Series) for n in ('append', 'iteritems')])",
+        compatfix=False,
+    )
+    assert result.stdout.strip() == "[False, False, False, False]", result.stderr[-2000:]
+
+
+def test_dataframe_append_follows_pandas_1_3():
+    result = run_python(
+        code="""
+        import pandas as pd
+
+        def rows(frame):
+            return [frame.index.tolist(), frame.columns.tolist(), frame.values.tolist()]
+
+        df = pd.DataFrame([[1, 2], [3, 4]], columns=list("AB"), index=["x", "y"])
+        df2 = pd.DataFrame([[5, 6], [7, 8]], columns=list("AB"), index=["x", "y"])
+        # the docstring's examples
+        assert rows(df.append(df2)) == [["x", "y", "x", "y"], ["A", "B"], [[1, 2], [3, 4], [5, 6], [7, 8]]]
+        assert rows(df.append(df2, ignore_index=True))[0] == [0, 1, 2, 3]
+        grown = pd.DataFrame(columns=["A"])
+        for i in range(5):
+            grown = grown.append({"A": i}, ignore_index=True)
+        assert grown["A"].tolist() == [0, 1, 2, 3, 4] and grown.index.tolist() == [0, 1, 2, 3, 4]
+        # a dict row: its new columns after the frame's, sorted (Index.difference)
+        row = df.append({"B": 9, "D": 1, "C": 0, "A": 8}, ignore_index=True)
+        assert row.columns.tolist() == ["A", "B", "C", "D"] and row.iloc[2].tolist() == [8, 9, 0, 1]
+        assert row["C"].isna().tolist() == [True, True, False]
+        # a named Series: its name is the new row's label
+        named = df.append(pd.Series({"A": 0, "B": -1}, name="z"))
+        assert rows(named) == [["x", "y", "z"], ["A", "B"], [[1, 2], [3, 4], [0, -1]]]
+        # a list of dicts is one frame
+        listed = df.append([{"A": 10, "B": 11}, {"A": 12, "B": 13}], ignore_index=True)
+        assert listed.values.tolist() == [[1, 2], [3, 4], [10, 11], [12, 13]]
+        # a list of frames
+        assert len(df.append([df2, df2])) == 6
+        # sort=True sorts the union of columns that are not aligned
+        other = pd.DataFrame({"C": [1], "A": [2]})
+        assert df.append(other, sort=True).columns.tolist() == ["A", "B", "C"]
+        assert df.append(other).columns.tolist() == ["A", "B", "C"]
+        failures = []
+        for call in (lambda: df.append({"A": 1}), lambda: df.append(pd.Series({"A": 1})),
+                     lambda: df.append(df2, verify_integrity=True)):
+            try:
+                call()
+            except (TypeError, ValueError) as exc:
+                failures.append(type(exc).__name__)
+        assert failures == ["TypeError", "TypeError", "ValueError"], failures
+        print("ok")
+        """
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+def test_series_append_and_iteritems():
+    result = run_python(
+        code="""
+        import pandas as pd
+        s1, s2, s3 = pd.Series([1, 2, 3]), pd.Series([4, 5, 6]), pd.Series([4, 5, 6], index=[3, 4, 5])
+        # the docstring's examples
+        assert s1.append(s2).index.tolist() == [0, 1, 2, 0, 1, 2] and s1.append(s2).tolist() == [1, 2, 3, 4, 5, 6]
+        assert s1.append(s3).index.tolist() == [0, 1, 2, 3, 4, 5]
+        assert s1.append(s2, ignore_index=True).index.tolist() == [0, 1, 2, 3, 4, 5]
+        assert s1.append([s2, s3]).tolist() == [1, 2, 3, 4, 5, 6, 4, 5, 6]
+        errors = []
+        for call in (lambda: s1.append(s2, verify_integrity=True), lambda: s1.append(pd.DataFrame({"a": [1]}))):
+            try:
+                call()
+            except (TypeError, ValueError) as exc:
+                errors.append(type(exc).__name__)
+        assert errors == ["ValueError", "TypeError"], errors
+        df = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+        assert [(k, v.tolist()) for k, v in df.iteritems()] == [("a", [1, 2]), ("b", [3, 4])]
+        assert list(pd.Series([7, 8], index=["p", "q"]).iteritems()) == [("p", 7), ("q", 8)]
+        print("ok")
+        """
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
