@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import run_python
+from support import clean_env, run_python
 
 pytestmark = pytest.mark.stack("modern", "numpy1")
 
@@ -23,8 +23,9 @@ print(np.warnings is warnings, [str(w.message) for w in caught])
 
 
 def test_np_warnings_is_missing_without_compatfix():
-    result = run_python(code=CODE, compatfix=False)
-    assert result.returncode != 0 and "has no attribute 'warnings'" in result.stderr, result.stderr[-2000:]
+    for env in (clean_env(False), clean_env(COMPATFIX_DISABLE="numpy.warnings")):
+        result = run_python(code=CODE, env=env)
+        assert result.returncode != 0 and "has no attribute 'warnings'" in result.stderr, result.stderr[-2000:]
 
 
 def test_np_warnings_is_the_warnings_module():

@@ -6,17 +6,22 @@ from __future__ import annotations
 
 import pytest
 
-from support import run_python
+from support import clean_env, run_python
 
 pytestmark = pytest.mark.stack("modern")
 
 
+PRESENT = "import pandas as pd\nprint([hasattr(c, n) for c in (pd.DataFrame, pd.Series) for n in ('append', 'iteritems')])"
+
+
 def test_append_and_iteritems_are_missing_without_compatfix():
-    result = run_python(
-        code="import pandas as pd\nprint([hasattr(c, n) for c in (pd.DataFrame, pd.Series) for n in ('append', 'iteritems')])",
-        compatfix=False,
-    )
+    result = run_python(code=PRESENT, compatfix=False)
     assert result.stdout.strip() == "[False, False, False, False]", result.stderr[-2000:]
+    # each shim restores its own pair, and only that
+    result = run_python(code=PRESENT, env=clean_env(COMPATFIX_DISABLE="pandas.append"))
+    assert result.stdout.strip() == "[False, True, False, True]", result.stderr[-2000:]
+    result = run_python(code=PRESENT, env=clean_env(COMPATFIX_DISABLE="pandas.iteritems"))
+    assert result.stdout.strip() == "[True, False, True, False]", result.stderr[-2000:]
 
 
 def test_dataframe_append_follows_pandas_1_3():

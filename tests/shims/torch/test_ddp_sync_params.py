@@ -76,11 +76,14 @@ dist.destroy_process_group()
 """
 
 
-def run_two_ranks(compatfix: bool) -> list:
+SHIM = "torch.nn.parallel.DistributedDataParallel._sync_params"
+
+
+def run_two_ranks(disable: str = "") -> list:
     port = str(free_port())
 
     def rank(index: int):
-        env = clean_env(compatfix, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
+        env = clean_env(COMPATFIX_DISABLE=disable, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
                         MASTER_PORT=port, RANK=str(index), WORLD_SIZE="2", LOCAL_RANK=str(index))
         return run_python(code=RANK, env=env, timeout=240)
 
@@ -88,15 +91,15 @@ def run_two_ranks(compatfix: bool) -> list:
         return list(pool.map(rank, range(2)))
 
 
-def test_lightning_style_forward_fails_without_compatfix():
-    for completed in run_two_ranks(compatfix=False):
+def test_lightning_style_forward_fails_without_the_shim():
+    for completed in run_two_ranks(disable=SHIM):
         assert completed.returncode != 0
         assert "object has no attribute '_sync_params'" in completed.stderr, completed.stderr[-2000:]
 
 
 def test_lightning_style_forward_syncs_buffers_from_rank_zero_and_keeps_the_reducer_working():
     results = []
-    for completed in run_two_ranks(compatfix=True):
+    for completed in run_two_ranks():
         lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
         assert completed.returncode == 0 and len(lines) == 1, completed.stdout + completed.stderr[-3000:]
         results.append(json.loads(lines[0][len("RESULT "):]))

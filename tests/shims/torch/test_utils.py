@@ -17,8 +17,9 @@ print(list(_accumulate([1, 2, 3, 4, 5])), list(_accumulate([1, 2, 3, 4, 5], oper
 
 
 def test_accumulate_is_missing_without_compatfix():
-    result = run_python(code=ACCUMULATE, compatfix=False)
-    assert result.returncode != 0 and "cannot import name '_accumulate'" in result.stderr
+    for env in (clean_env(False), clean_env(COMPATFIX_DISABLE="torch._utils.accumulate")):
+        result = run_python(code=ACCUMULATE, env=env)
+        assert result.returncode != 0 and "cannot import name '_accumulate'" in result.stderr
 
 
 def test_accumulate_gives_the_running_totals():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import run_python
+from support import clean_env, run_python
 
 pytestmark = pytest.mark.stack("modern", "paper", "timm1")
 
@@ -26,7 +26,13 @@ IMPORTS = [
 ]
 
 
-def test_the_old_names_are_missing_without_compatfix():
+SHIMS = ["torchvision.ops.new_empty_tensor", "torchvision.ops.misc.empty_tensor_helpers",
+         "torchvision.transforms.scale", "torchvision.transforms.functional.scale"]
+
+
+@pytest.mark.parametrize("env", [clean_env(False), clean_env(COMPATFIX_DISABLE=",".join(SHIMS))],
+                         ids=["compatfix-off", "these-shims-disabled"])
+def test_the_old_names_are_missing_without_the_shims(env):
     result = run_python(
         code="""
         for line in %r:
@@ -37,7 +43,7 @@ def test_the_old_names_are_missing_without_compatfix():
             else:
                 print("present")
         """ % (IMPORTS,),
-        compatfix=False,
+        env=env,
     )
     assert result.stdout.split() == ["missing"] * len(IMPORTS), result.stderr
 
