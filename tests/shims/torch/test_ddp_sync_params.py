@@ -1,12 +1,8 @@
 """DistributedDataParallel._sync_params (removed in torch 1.11) in a world of two CPU
-ranks over loopback gloo, against the real torch 2.14.
-
-pytorch-lightning 1.0-1.1 does not install on this stack (Python 3.11, torch 2.14: it
-needs tqdm, future and tensorboard of its time and imports torch internals since
-removed), so the test runs a fixture written like its LightningDistributedDataParallel:
-a DistributedDataParallel subclass whose forward calls ``self._sync_params()`` first,
-then the module, then ``reducer.prepare_for_backward``, as Lightning 1.1.8's
-``overrides/data_parallel.py`` does on its CPU (``ddp_cpu``) branch.
+ranks over loopback gloo, against the real torch 2.14 and the real pytorch-lightning 1.1.8
+(requirements/modern.txt), whose LightningDistributedDataParallel overrides DDP's forward:
+``self._sync_params()`` first, then the LightningModule's training_step, then
+``reducer.prepare_for_backward`` (its ``ddp_cpu`` branch, ``overrides/data_parallel.py``).
 
 Expected values come from the ranks' own set-up, not from the shim: each rank sets its
 buffer (a running mean) to ``rank + 1`` after DDP's construction (which broadcasts once);
@@ -30,18 +26,14 @@ pytestmark = pytest.mark.stack("modern")
 
 RANK = """
 import json, os, sys
+import warnings
+warnings.simplefilter("ignore")  # pkg_resources' and Lightning's own deprecation notices
 import torch, torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
+import pytorch_lightning
+from pytorch_lightning.overrides.data_parallel import LightningDistributedDataParallel
+assert pytorch_lightning.__version__ == "1.1.8", pytorch_lightning.__version__
 
-class LightningStyleDDP(DistributedDataParallel):
-    def forward(self, *inputs, **kwargs):  # Lightning 1.1's override, its ddp_cpu branch
-        self._sync_params()
-        output = self.module(*inputs, **kwargs)
-        if torch.is_grad_enabled():
-            self.reducer.prepare_for_backward([])
-        return output
-
-class Net(torch.nn.Module):
+class Net(pytorch_lightning.LightningModule):
     def __init__(self, unused_parameter=False):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.ones(2))
@@ -49,14 +41,14 @@ class Net(torch.nn.Module):
         if unused_parameter:
             self.unused = torch.nn.Parameter(torch.ones(1))
 
-    def forward(self, x):
+    def training_step(self, x):
         return (x * self.weight).sum() + 0 * self.running_mean.sum()
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 result = {"rank": rank}
 for broadcast in (True, False):
-    model = LightningStyleDDP(Net(), broadcast_buffers=broadcast)
+    model = LightningDistributedDataParallel(Net(), broadcast_buffers=broadcast)
     grads = []
     for step in range(2):
         with torch.no_grad():
@@ -65,7 +57,7 @@ for broadcast in (True, False):
         model(torch.full((2,), rank + 1.0)).backward()
         grads.append(model.module.weight.grad.tolist())
     result[str(broadcast)] = {"running_mean": model.module.running_mean.tolist(), "grads": grads}
-model = LightningStyleDDP(Net(unused_parameter=True))
+model = LightningDistributedDataParallel(Net(unused_parameter=True))
 try:
     for step in range(2):
         model(torch.ones(2)).backward()
@@ -91,13 +83,13 @@ def run_two_ranks(disable: str = "") -> list:
         return list(pool.map(rank, range(2)))
 
 
-def test_lightning_style_forward_fails_without_the_shim():
+def test_lightning_1_1_forward_fails_without_the_shim():
     for completed in run_two_ranks(disable=SHIM):
         assert completed.returncode != 0
         assert "object has no attribute '_sync_params'" in completed.stderr, completed.stderr[-2000:]
 
 
-def test_lightning_style_forward_syncs_buffers_from_rank_zero_and_keeps_the_reducer_working():
+def test_lightning_1_1_forward_syncs_buffers_from_rank_zero_and_keeps_the_reducer_working():
     results = []
     for completed in run_two_ranks():
         lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
