@@ -142,7 +142,14 @@ out = {
                      for r in pkg.parse_requirements(text.splitlines(True))],
     "safe_name": [pkg.safe_name(name) for name in ("torch_vision", "a b..c", "Py-Yaml")],
     "entry_point": pkg.get_entry_info("pytest", "console_scripts", "pytest").module_name,
+    "loaded": (lambda f: f.__module__ + "." + f.__qualname__)(pkg.load_entry_point("pytest", "console_scripts", "pytest")),
+    "entry_map": sorted(pkg.get_entry_map("pytest", "console_scripts")),
     "version": str(pkg.get_distribution("pytest").version),
+    "required": sorted(dist.project_name.lower() for dist in pkg.require("pytest")),
+    "listing": sorted(pkg.resource_listdir("_pytest", "config")),
+    "isdir": [pkg.resource_isdir("_pytest", name) for name in ("config", "python.py", "missing")],
+    "stream": len(pkg.resource_stream("pytest", "__init__.py").read()),
+    "packaging": pkg.packaging.version.parse("1.7.1") > pkg.packaging.version.parse("1.7.0"),
 }
 sys.path[:0] = sys.argv[3:5]
 import nspkg
