@@ -1,14 +1,20 @@
 """What 2020-22 code used of ``pkg_resources`` (setuptools 82 deleted it; a venv without
 setuptools never had it), rebuilt on ``importlib.metadata`` and ``packaging``:
-version look-ups and checks, entry points and package resource paths."""
+version look-ups and checks, requirements files (YOLO's ``check_requirements``), entry
+points, package resources, namespace packages (pytorch-lightning 1.0's ``__init__``)
+and ``pkg_resources.packaging`` (OpenAI CLIP's version test)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata as metadata
 import os
-from typing import Any, Iterable, Iterator
+import re
+import sys
+from typing import IO, Any, Iterable, Iterator
 
+import packaging
+import packaging.version
 from packaging.requirements import Requirement as _PackagingRequirement
 from packaging.utils import canonicalize_name
 from packaging.version import parse as parse_version
@@ -17,6 +23,8 @@ __all__ = [
     "DistributionNotFound", "VersionConflict", "Requirement", "Distribution", "EntryPoint",
     "WorkingSet", "working_set", "parse_version", "get_distribution", "require",
     "iter_entry_points", "resource_filename", "resource_string", "resource_exists",
+    "resource_stream", "resource_listdir", "resource_isdir", "parse_requirements", "yield_lines",
+    "declare_namespace", "get_entry_map", "get_entry_info", "load_entry_point", "safe_name", "packaging",
 ]
 
 
@@ -47,9 +55,51 @@ class Requirement(_PackagingRequirement):
     def key(self) -> str:
         return self.name.lower()
 
+    @property
+    def specs(self) -> list[tuple[str, str]]:
+        """The version clauses as ``(operator, version)`` pairs."""
+        return [(clause.operator, clause.version) for clause in self.specifier]
+
     def __contains__(self, item: Any) -> bool:
         version = item.version if isinstance(item, Distribution) else item
         return self.specifier.contains(str(version), prereleases=True)
+
+
+def yield_lines(strs: str | Iterable[Any]) -> Iterator[str]:
+    """The non-blank lines of ``strs`` (a string, or a nested iterable of strings, such as
+    an open file) that are not ``#`` comments, stripped."""
+    if isinstance(strs, str):
+        for line in strs.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                yield line
+    else:
+        for item in strs:
+            yield from yield_lines(item)
+
+
+def parse_requirements(strs: str | Iterable[Any]) -> Iterator[Requirement]:
+    """A ``Requirement`` for each requirement line of ``strs`` (``yield_lines``' input):
+    a comment after `` #`` is dropped (a ``#`` without the space may be part of a URL), and
+    a line ending in a backslash continues on the next. Raises for a line that is not a
+    PEP 508 requirement (pip options such as ``-r`` included), as pkg_resources did."""
+    lines = yield_lines(strs)
+    for line in lines:
+        if " #" in line:
+            line = line[:line.find(" #")]
+        if line.endswith("\\"):
+            line = line[:-2].strip()
+            try:
+                line += next(lines)
+            except StopIteration:
+                return
+        yield Requirement(line)
+
+
+def safe_name(name: str) -> str:
+    """A distribution name with each run of characters other than letters, digits and
+    ``.`` replaced by ``-``."""
+    return re.sub("[^A-Za-z0-9.]+", "-", name)
 
 
 class Distribution:
@@ -65,6 +115,22 @@ class Distribution:
     @property
     def parsed_version(self):
         return parse_version(self.version)
+
+    def get_entry_map(self, group: str | None = None) -> dict:
+        """This distribution's entry points: ``{group: {name: EntryPoint}}``, or one group's."""
+        entry_map: dict[str, dict[str, EntryPoint]] = {}
+        for found in self._found.entry_points:
+            entry_map.setdefault(found.group, {})[found.name] = EntryPoint(found, self)
+        return entry_map if group is None else entry_map.get(group, {})
+
+    def get_entry_info(self, group: str, name: str) -> EntryPoint | None:
+        return self.get_entry_map(group).get(name)
+
+    def load_entry_point(self, group: str, name: str) -> Any:
+        entry_point = self.get_entry_info(group, name)
+        if entry_point is None:
+            raise ImportError("Entry point %r not found" % ((group, name),))
+        return entry_point.load()
 
     def requires(self, extras: Iterable[str] = ()) -> list[Requirement]:
         """The requirements of this distribution whose markers hold (with ``extras``)."""
@@ -187,6 +253,56 @@ def iter_entry_points(group: str, name: str | None = None) -> Iterator[EntryPoin
             yield EntryPoint(found, Distribution(dist) if dist is not None else None)
 
 
+def get_entry_map(dist: Any, group: str | None = None) -> dict:
+    """The entry points of the distribution ``dist`` names (``get_distribution``'s argument)."""
+    return get_distribution(dist).get_entry_map(group)
+
+
+def get_entry_info(dist: Any, group: str, name: str) -> EntryPoint | None:
+    return get_distribution(dist).get_entry_info(group, name)
+
+
+def load_entry_point(dist: Any, group: str, name: str) -> Any:
+    """What the entry point ``name`` of ``group`` in ``dist`` refers to (the call in
+    console scripts that old setuptools generated); ImportError when there is none."""
+    return get_distribution(dist).load_entry_point(group, name)
+
+
+# namespace package -> the namespace packages declared inside it ("None": top level)
+_namespace_packages: dict[str | None, list[str]] = {}
+
+
+def declare_namespace(packageName: str) -> None:  # noqa: N803 - pkg_resources' own name
+    """Make the package ``packageName`` span every folder of that name on its parent's
+    path (``sys.path`` for a top-level one) that holds an ``__init__.py``: each is added to
+    the package's ``__path__``, in path order, so its submodules import from any of them.
+    The parent package is declared first, as pkg_resources did. Packages called this
+    from their ``__init__`` (``__import__('pkg_resources').declare_namespace(__name__)``)."""
+    if packageName in _namespace_packages:
+        return
+    parent, _, last = packageName.rpartition(".")
+    search: Iterable[str] = sys.path
+    if parent:
+        declare_namespace(parent)
+        importlib.import_module(parent)
+        try:
+            search = sys.modules[parent].__path__
+        except AttributeError:
+            raise TypeError("Not a package:", parent) from None
+    _namespace_packages.setdefault(parent or None, []).append(packageName)
+    _namespace_packages.setdefault(packageName, [])
+    module = sys.modules.get(packageName) or importlib.import_module(packageName)
+    package_path = getattr(module, "__path__", None)
+    if package_path is None:
+        raise TypeError("Not a package:", packageName)
+    for entry in list(search):
+        folder = os.path.join(entry or os.curdir, last)
+        if os.path.isfile(os.path.join(folder, "__init__.py")) and not any(
+            os.path.realpath(folder) == os.path.realpath(known) for known in package_path
+        ):
+            package_path.append(folder)
+
+
 def _package_directory(package_or_requirement: Any) -> str:
     if isinstance(package_or_requirement, Requirement):
         return get_distribution(package_or_requirement).location
@@ -206,3 +322,17 @@ def resource_exists(package_or_requirement: Any, resource_name: str) -> bool:
 def resource_string(package_or_requirement: Any, resource_name: str) -> bytes:
     with open(resource_filename(package_or_requirement, resource_name), "rb") as handle:
         return handle.read()
+
+
+def resource_stream(package_or_requirement: Any, resource_name: str) -> IO[bytes]:
+    """The resource opened for reading in binary mode."""
+    return open(resource_filename(package_or_requirement, resource_name), "rb")
+
+
+def resource_isdir(package_or_requirement: Any, resource_name: str) -> bool:
+    return os.path.isdir(resource_filename(package_or_requirement, resource_name))
+
+
+def resource_listdir(package_or_requirement: Any, resource_name: str) -> list[str]:
+    """The names in the resource folder ``resource_name`` ('' for the package's own)."""
+    return os.listdir(resource_filename(package_or_requirement, resource_name))

@@ -142,6 +142,12 @@ def restore_numpy24_removals(np) -> None:
     restore_names(np, {"in1d": in1d, "trapz": np.trapezoid}, "numpy.numpy24_removals")
 
 
+def restore_warnings_module(np) -> None:
+    # numpy < 1.24 imported the standard library's warnings at its top level, so
+    # np.warnings was that module (numpy/numpy#21403 removed the import).
+    restore_names(np, {"warnings": warnings}, "numpy.warnings")
+
+
 def restore_asscalar(np) -> None:
     def asscalar(a):
         """Removed in numpy 1.23: the Python scalar of a one-element array, ``a.item()``."""
@@ -295,6 +301,18 @@ def restore_numpy2_functions(np) -> None:
 
 
 SHIMS = (
+    Shim(
+        "numpy.warnings",
+        targets=["numpy"],
+        requires={"numpy": ">=1.24"},
+        apply=restore_warnings_module,
+        restores=["warnings"],
+        broke="numpy 1.24 (2022-12) no longer has np.warnings, which was the standard library's warnings "
+        "module imported at numpy's top level (np.warnings.filterwarnings('ignore') in 2019-22 code)",
+        summary="restore np.warnings as the standard library's warnings module",
+        replacement="import warnings",
+        renames={"numpy.warnings": "warnings"},
+    ),
     Shim(
         "numpy.asscalar",
         targets=["numpy"],

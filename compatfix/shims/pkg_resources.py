@@ -24,8 +24,9 @@ SHIMS = (
         apply=provide_pkg_resources,
         broke="setuptools 82 (2025) removed pkg_resources (torch 2.14 needs setuptools >= 77), and a "
         "venv without setuptools has none: `import pkg_resources` fails in version checks and plugin loaders",
-        summary="provide get_distribution, require, parse_version, iter_entry_points, resource_filename, "
-        "working_set, DistributionNotFound, VersionConflict on importlib.metadata and packaging",
+        summary="provide get_distribution, require, parse_version, parse_requirements, declare_namespace, "
+        "iter_entry_points, load_entry_point, resource_filename/stream/listdir, working_set, packaging, "
+        "DistributionNotFound, VersionConflict on importlib.metadata and packaging",
         replacement="importlib.metadata (version, distribution, entry_points), packaging.version.parse and "
         "importlib.resources.files",
         rewrites={
@@ -35,6 +36,10 @@ SHIMS = (
             "pkg_resources.iter_entry_points": "importlib.metadata.entry_points(group=...)",
             "pkg_resources.resource_filename": "importlib.resources.files(package) / name",
             "pkg_resources.DistributionNotFound": "importlib.metadata.PackageNotFoundError",
+            "pkg_resources.parse_requirements": "packaging.requirements.Requirement(line) for each requirement line",
+            "pkg_resources.declare_namespace": "a PEP 420 namespace package (no __init__.py) or pkgutil.extend_path",
+            "pkg_resources.load_entry_point": "importlib.metadata.entry_points(group=..., name=...)[0].load()",
+            "pkg_resources.packaging": "import packaging.version",
         },
     ),
 )

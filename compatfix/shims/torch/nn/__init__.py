@@ -1,0 +1,1 @@
+"""Shims for ``torch.nn`` submodules (``parallel.py`` for ``torch.nn.parallel``)."""

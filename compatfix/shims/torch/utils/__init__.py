@@ -1,0 +1,1 @@
+"""Shims for ``torch.utils`` submodules (``data.py`` for ``torch.utils.data``)."""
