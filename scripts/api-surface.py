@@ -532,37 +532,53 @@ def call_breaks(old: str, new: str) -> list[str]:
     named_before = {name: (kind, default) for name, kind, default in before if kind in ("P", "PK", "K")}
     positional_before = [name for name, kind, _ in before if kind in ("P", "PK")]
     positional_after = [name for name, kind, _ in after if kind in ("P", "PK")]
-    if len(positional_before) > len(positional_after) and "VP" not in new_kinds:
-        lost = positional_before[len(positional_after):]
-        problems.append("takes %d positional arguments, was %d (%s)" % (
-            len(positional_after), len(positional_before), ", ".join(lost)))
+    reported: set[str] = set()
+    for index, name in enumerate(positional_before):
+        if index < len(positional_after):
+            if positional_after[index] != name and name in positional_after:
+                problems.append("%s moved from position %d to %d" % (
+                    name, index + 1, positional_after.index(name) + 1))
+                reported.add(name)
+            continue  # a renamed parameter still takes the same positional argument
+        if "VP" in new_kinds:
+            continue
+        reported.add(name)
+        if name in positional_after:
+            problems.append("%s moved from position %d to %d" % (name, index + 1, positional_after.index(name) + 1))
+        elif named_after.get(name, ("",))[0] == "K":
+            problems.append("%s became keyword-only" % name)
+        elif name in named_after or "VK" in new_kinds:
+            problems.append("%s can no longer be passed by position" % name)
+        else:
+            problems.append("parameter %s removed" % name)
     for name, (kind, _) in named_before.items():
+        if name in reported:
+            continue
         if name in named_after:
             new_kind = named_after[name][0]
             if kind == "PK" and new_kind == "K":
                 problems.append("%s became keyword-only" % name)
             elif kind in ("PK", "K") and new_kind == "P":
                 problems.append("%s became positional-only" % name)
-        elif kind != "P" and "VK" not in new_kinds and name not in positional_before[len(positional_after):]:
+        elif kind != "P" and "VK" not in new_kinds:
             problems.append("parameter %s removed" % name)
     for name, (kind, default) in named_after.items():
-        if default or kind == "P" and name in positional_before:
+        if default or kind == "P":  # a positional-only parameter's name is not part of the call
             continue
         if name not in named_before:
             problems.append("new required parameter %s" % name)
         elif named_before[name][1]:
             problems.append("%s lost its default" % name)
+    required_positional_only = sum(1 for _, kind, default in after if kind == "P" and not default)
+    if required_positional_only > len(positional_before):
+        problems.append("needs %d positional arguments, took at most %d" % (
+            required_positional_only, len(positional_before)))
     old_kinds = {kind for _, kind, _ in before}
     if "VP" in old_kinds and "VP" not in new_kinds:
         problems.append("*args no longer accepted")
     if "VK" in old_kinds and "VK" not in new_kinds:
         problems.append("**kwargs no longer accepted")
     return problems
-
-
-def library_of(name: str, libraries: dict[str, str]) -> str | None:
-    root = name.split(".")[0]
-    return libraries.get(root) and root
 
 
 def missing_module_of(error: str) -> str | None:
@@ -620,16 +636,17 @@ class Stack:
         return None
 
     def definitions(self) -> dict[tuple[str, str, str], list[str]]:
-        """(library root, kind, name) of each public class and routine -> the public dotted
-        paths it is reachable by, the places that define it first, then the shorter paths."""
+        """(root of the library that defines it, kind, name) of each public class and
+        routine -> the public dotted paths it is reachable by, the places that define it
+        first, then the shorter paths."""
         index: dict[tuple[str, str, str], list[tuple[bool, int, str]]] = {}
         for module, found in self.modules.items():
             if found.get("status") != "ok" or any(part.startswith("_") for part in module.split(".")):
                 continue
-            root = module.split(".")[0]
             for name, entry in found["attrs"].items():
                 if entry["k"] in ("cls", "fn") and not name.startswith("_"):
                     path = module + "." + name
+                    root = entry.get("o", module).split(".")[0].split(":")[0]
                     index.setdefault((root, entry["k"], name), []).append(("o" in entry, path.count("."), path))
         return {key: [path for _, _, path in sorted(paths)] for key, paths in index.items()}
 
@@ -669,8 +686,12 @@ def compare(old: Stack, new: Stack, provided: frozenset[str] = frozenset()) -> l
             item["old_kind"] = entry["k"]
             if entry.get("o"):
                 item["origin"] = entry["o"]
+            if entry.get("t"):
+                item["old_type"] = entry["t"]
             if entry.get("d"):
                 item["deprecated"] = True
+            if name.rpartition(".")[2] in old.modules[module].get("all", ()):
+                item["in_all"] = True  # the old module declared it its API
             attribute = name[len(module) + 1:].split(".")[0]
             suffix = name[len(module) + 1 + len(attribute):]
             reachable = [path + suffix for path in aliases.get(module + ":" + attribute, [])]
@@ -691,9 +712,10 @@ def compare(old: Stack, new: Stack, provided: frozenset[str] = frozenset()) -> l
             removed_modules.add(module)
             add("module", module, module, "removed", **({"ext": True} if found.get("ext") else {}))
             if module in provided or not any(_private(part) for part in module.split(".")):
+                declared = set(found.get("all", ()))
                 for name, entry in sorted(found["attrs"].items()):
-                    origin_root = entry.get("o", root).split(":")[0].split(".")[0]
-                    if not _private(name) and entry["k"] != "mod" and origin_root == root:
+                    own = "o" not in entry or name in declared or module in provided
+                    if own and not _private(name) and entry["k"] != "mod":
                         add("attribute", module + "." + name, module, "removed with its module", entry=entry)
             continue
         if now["status"] == "error":
@@ -835,6 +857,15 @@ class Coverage:
                 return self.keys[prefix]
         return None
 
+    def stand_in(self, name: str) -> tuple[str, str] | None:
+        """(shim, module) when a provide shim provides a module above ``name``."""
+        parts = name.split(".")
+        for n in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:n])
+            if prefix in self.provided:
+                return self.provided[prefix], prefix
+        return None
+
     def explanation(self, name: str) -> str | None:
         parts = name.split(".")
         for n in range(len(parts), 0, -1):
@@ -844,6 +875,11 @@ class Coverage:
 
 
 C_INTERNALS = ("torch._C", "torch._C_flatbuffer", "torchvision._C")
+# the types of typing's constructs (Optional, Tuple, TypeVar('T'), ...): a module's own imports
+TYPING_TYPES = frozenset({"_SpecialForm", "_GenericAlias", "_SpecialGenericAlias", "_VariadicGenericAlias",
+                          "_UnionGenericAlias", "_CallableType", "_TupleType", "_LiteralSpecialForm",
+                          "_TypedDictMeta", "TypeVar", "ParamSpec", "_ProtocolMeta", "NewType",
+                          "_GenericAliasBase", "_Final"})
 TEST_PARTS = ("testing", "_testing", "tests", "_internal")
 
 
@@ -856,10 +892,13 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
     ``reason``+``why`` (a rule's code), by the first rule that matches:
 
     shim: a registry shim restores, provides or names the entry (or one of its aliases);
-    not-applicable: the old name was the module's own import of another library's object
-      (``typing.Optional`` in a torch module), or a module fails to import only because an
-      optional dependency is not installed on the new stack;
-    no-shim, with every fact that applies: the inventory's reason; a test helper; C-extension
+    not-applicable: the old name was the module's own import, not in its ``__all__``, of another
+      library's object (``typing.Optional`` in a torch module; not a builtin such as
+      ``numpy.float``) or of a module (``functools`` in ``torch.utils.hooks``; not below the
+      library's top-level package, whose ``numpy.warnings`` code did use); or a module fails to
+      import only because an optional dependency is not installed on the new stack;
+    no-shim, with every fact that applies: a stand-in that compatfix provides for a module
+    above it lacks it; the inventory's reason; a test helper; C-extension
     internals; moved (the same name is public elsewhere in the library: an alias could restore
     it); private; a changed signature, or a module that no longer imports; a deprecation the old
     docstring mentions; a re-exported module; otherwise removed upstream with no shim yet.
@@ -872,9 +911,21 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
     module = entry["module"]
     origin = entry.get("origin", "")
     origin_root = origin.split(":")[0].split(".")[0]
-    if entry["kind"] == "attribute" and origin and origin_root != name.split(".")[0] and entry.get("old_kind") != "mod":
-        return {"status": "not-applicable", "why": "foreign-import",
-                "reason": "the module's own import of %s, not part of its API" % origin.replace(":", ".")}
+    root = name.split(".")[0]
+    if entry["kind"] == "attribute" and not entry.get("in_all"):
+        if origin and origin_root not in (root, "builtins") and entry.get("old_kind") != "mod":
+            return {"status": "not-applicable", "why": "foreign-import",
+                    "reason": "the module's own import of %s, not part of its API" % origin.replace(":", ".")}
+        if entry.get("old_type") == "_Feature":
+            return {"status": "not-applicable", "why": "foreign-import",
+                    "reason": "the module's `from __future__ import %s`, not part of its API" % name.rpartition(".")[2]}
+        if entry.get("old_type") in TYPING_TYPES:
+            return {"status": "not-applicable", "why": "foreign-import",
+                    "reason": "the module's own import of a typing construct (typing.%s), not part of its API"
+                    % name.rpartition(".")[2]}
+        if entry.get("old_kind") == "mod" and origin and module != root:
+            return {"status": "not-applicable", "why": "module-import",
+                    "reason": "the module's own import of %s, not part of its API: import it directly" % origin}
     needs = entry.get("needs")
     if needs and needs.split(".")[0] != name.split(".")[0]:
         explained = coverage.explanation(needs)
@@ -885,6 +936,9 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
             return {"status": "not-applicable", "why": "optional-dependency",
                     "reason": "needs %s, an optional dependency not installed on the new stack" % needs}
     facts: list[tuple[str, str]] = []
+    stand_in = coverage.stand_in(name)
+    if stand_in:
+        facts.append(("stand-in-gap", "compatfix's stand-in for %s (shim `%s`) lacks it" % (stand_in[1], stand_in[0])))
     explained = coverage.explanation(name)
     if explained:
         facts.append(("inventory", "the inventory: " + explained))
@@ -957,7 +1011,8 @@ def diff_command(arguments: argparse.Namespace) -> int:
     moved = moved_index(news)
     entries = [merged[key] for key in sorted(merged, key=lambda k: (k[1], k[0]))]
     for entry in entries:
-        key = (entry["name"].split(".")[0], entry.get("old_kind"), entry["name"].split(".")[-1])
+        defined_by = entry.get("origin", entry["name"]).split(".")[0].split(":")[0]
+        key = (defined_by, entry.get("old_kind"), entry["name"].split(".")[-1])
         if entry["kind"] == "attribute" and key in moved:
             entry["moved_to"] = moved[key][0]
     restatus(entries)
@@ -990,9 +1045,10 @@ STATUS_MEANINGS = (
      "module (and each name the filled stand-in really has), or a name its record's `renames`/`rewrites` "
      "cover; `shim`, `via` and `key` say which, and tests/inventory/test_surface.py checks each claim "
      "against the registry"),
-    ("no-shim", "nothing restores it yet; `reason` gives every fact the rules find (the inventory's own "
-     "reason, a test helper, C-extension internals, moved elsewhere, deprecated, a re-exported module, "
-     "private, a changed signature) and `why` the first"),
+    ("no-shim", "nothing restores it yet; `reason` gives every fact the rules find (a compatfix stand-in "
+     "that lacks it, the inventory's own reason, a test helper, C-extension internals, moved elsewhere, "
+     "private, a changed signature, a deprecation the old docstring mentions, a re-exported module) and "
+     "`why` the first"),
     ("not-applicable", "not the library's API (the module's own import of another package's name, such "
      "as `typing.Optional`), or a module that fails only because an optional dependency is missing on the "
      "new stack (or needs a standard-library module that compatfix's dependencies bring back)"),
@@ -1017,11 +1073,11 @@ def summary_markdown(table: dict, table_path: str) -> str:
         "",
         "Old stacks (the union of their surfaces):",
         "",
-        *("- " + describe_stack(label, stack) for label, stack in table["old"].items()),
+        *("- " + describe_stack(label, stack) for label, stack in sorted(table["old"].items())),
         "",
         "New stacks (an entry is listed when at least one lacks it; `new_stacks` says which):",
         "",
-        *("- " + describe_stack(label, stack) for label, stack in table["new"].items()),
+        *("- " + describe_stack(label, stack) for label, stack in sorted(table["new"].items())),
         "",
         "## Counts",
         "",
@@ -1065,7 +1121,7 @@ def summary_markdown(table: dict, table_path: str) -> str:
         "python scripts/api-surface.py regenerate   # every step below, for each stack whose venv exists",
         "```",
         "",
-        *("    " + line for line in regenerate_steps(OLD_STACKS, NEW_STACKS)),
+        *("    " + line for line in regenerate_steps(dict(OLD_STACKS), NEW_STACKS)),
         "",
         "After a shim is added, `python scripts/api-surface.py restatus` recomputes the statuses from "
         "the committed table alone (no stack needed); tests/inventory/test_surface.py fails until it is run.",
@@ -1079,40 +1135,51 @@ def summary_markdown(table: dict, table_path: str) -> str:
 SURFACE = "compatfix/inventory/surface"
 TABLE = SURFACE + "/diff.json.gz"
 DOCS = "docs/api-surface.md"
-# label -> interpreter; each old stack's requirements are requirements/surface-<label>.txt
+NEW_RECORDS = "build/api-surface"  # not committed: regenerated from the venvs, ~2 MB each
+DIFF_PYTHON = ".venvs/modern/bin/python"  # any interpreter that imports compatfix's dependencies
+# label -> interpreter; requirements/surface-old*.txt and requirements/surface-new.txt install them
 OLD_STACKS = {"old-2021": ".venvs/surface-old/bin/python", "old-2020": ".venvs/surface-old2020/bin/python"}
-NEW_STACKS = {"py311": ".venvs/modern/bin/python", "py312": ".venvs/surface-py312/bin/python",
+NEW_STACKS = {"py311": ".venvs/surface-py311/bin/python", "py312": ".venvs/surface-py312/bin/python",
               "py313": ".venvs/surface-py313/bin/python"}
 
 
 def record_path(label: str) -> str:
-    return "%s/record-%s.json.gz" % (SURFACE, label)
+    folder = SURFACE if label in OLD_STACKS else NEW_RECORDS
+    return "%s/record-%s.json.gz" % (folder, label)
 
 
-def regenerate_steps(olds: dict[str, str], news: dict[str, str]) -> list[str]:
+def regenerate_steps(olds: dict[str, str | None], news: dict[str, str]) -> list[str]:
+    """The commands that record each stack (an old one whose interpreter is None: its committed
+    record is used as it is) and diff them, from the repository's root."""
     steps = ["%s scripts/api-surface.py record --label %s --out %s" % (python, label, record_path(label))
-             for label, python in olds.items()]
+             for label, python in olds.items() if python]
     probes = " ".join("--probe " + record_path(label) for label in olds)
     steps += ["%s scripts/api-surface.py record --label %s %s --out %s" % (python, label, probes, record_path(label))
               for label, python in news.items()]
     steps.append("%s scripts/api-surface.py diff %s --new %s --out %s --docs %s" % (
-        next(iter(news.values())), " ".join(record_path(label) for label in olds),
+        DIFF_PYTHON, " ".join(record_path(label) for label in olds),
         " ".join(record_path(label) for label in news), TABLE, DOCS))
     return steps
 
 
 def regenerate_command(arguments: argparse.Namespace) -> int:
-    olds = {label: python for label, python in OLD_STACKS.items() if os.path.exists(python)}
-    news = {label: python for label, python in NEW_STACKS.items() if os.path.exists(python)}
+    """Record every stack whose venv exists (an old stack without one keeps its committed
+    record), then diff; each step is printed before it runs."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    olds: dict[str, str | None] = {}
+    for label, python in OLD_STACKS.items():
+        if os.path.exists(os.path.join(root, python)):
+            olds[label] = python
+        elif os.path.exists(os.path.join(root, record_path(label))):
+            olds[label] = None
+    news = {label: python for label, python in NEW_STACKS.items() if os.path.exists(os.path.join(root, python))}
     if not olds or not news:
-        print("needs at least one old and one new stack venv: %s" % ", ".join(
+        print("needs an old record or venv and a new stack's venv: %s" % ", ".join(
             list(OLD_STACKS.values()) + list(NEW_STACKS.values())), file=sys.stderr)
         return 2
     for step in regenerate_steps(olds, news):
-        if arguments.skip_records and " record " in step:
-            continue
         print("+ " + step, file=sys.stderr)
-        if subprocess.call(step, shell=True) != 0:
+        if subprocess.call(step, shell=True, cwd=root) != 0:
             return 1
     return 0
 
@@ -1136,9 +1203,10 @@ if __name__ == "__main__":
     restatus_parser = commands.add_parser("restatus", help="recompute the table's statuses from compatfix's data")
     restatus_parser.add_argument("--table", default=TABLE)
     restatus_parser.add_argument("--docs", default=DOCS)
-    regenerate_parser = commands.add_parser("regenerate", help="record every stack whose venv exists, then diff")
-    regenerate_parser.add_argument("--skip-records", action="store_true", help="diff the committed records only")
+    commands.add_parser("regenerate", help="record every stack whose venv exists, then diff")
     parsed = parser.parse_args()
     if parsed.command == "record":
         sys.exit(record_command(parsed))
+    # the statuses are the working tree's compatfix's, not an installed copy's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.exit({"diff": diff_command, "restatus": restatus_command, "regenerate": regenerate_command}[parsed.command](parsed))
