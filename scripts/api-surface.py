@@ -52,6 +52,29 @@ Record schema (JSON, gzip-compressed when the name ends in .gz; ``schema`` is 1)
             and ``fn`` signatures are recorded where the object is defined (``o`` absent),
             and for routines whose ``__module__`` is not an importable module.
 
+Table schema (``diff``'s output, compatfix/inventory/surface/diff.json.gz, one entry a line):
+
+    {"schema": 1, "generated_by": "...",
+     "old": {LABEL: {"python": "3.8.18", "distributions": {...}}, ...},   # likewise "new"
+     "entries": [ENTRY, ...]}                                           # sorted by name
+
+    ENTRY = {"kind": "module" | "attribute" | "member" | "signature",
+             "name": "torch.utils.data.sampler.Sampler.__init__",  # where it is defined
+             "module": "torch.utils.data.sampler", "library": "torch" (the distribution),
+             "change": "removed" | "removed with its module" | "fails to import: ..." |
+                       what breaks an old call ("parameter data_source removed; ..."),
+             "old" / "new": SHAPE (signatures; "old" also for a removed member's),
+             "old_kind", "old_type", "origin", "deprecated", "in_all", "ext": the old
+                 attribute's ATTR facts (kind, value type, where it was defined, "d", in the
+                 module's __all__, an extension module),
+             "aliases": [...]   (other public paths to the same old object, at most six),
+             "moved_to": "..."  (a public path on every new stack with the same name and kind),
+             "needs" / "blocked_by": the module / name whose absence stops a module's import,
+             "old_stacks" / "new_stacks": [LABEL, ...]  (where it was / is missing or changed),
+             "status": "shim" | "no-shim" | "not-applicable",
+             "shim", "via", "key" (status shim: the registry's claim, see ``Coverage``),
+             "reason", "why"  (otherwise: the rules' words and the first rule's code)}
+
 Only the standard library is used by ``record`` (the old interpreter has nothing else).
 """
 
@@ -87,6 +110,14 @@ LIBRARIES = {
     "PIL": "Pillow",
     "pkg_resources": "setuptools",
     "pytorch_lightning": "pytorch-lightning",
+    # issue 20, item 4: the other libraries that 2020-22 code imports
+    "transformers": "transformers",
+    "tensorboardX": "tensorboardX",
+    "omegaconf": "omegaconf",
+    "hydra": "hydra-core",
+    "albumentations": "albumentations",
+    "imgaug": "imgaug",
+    "cv2": "opencv-python-headless",
 }
 
 # module attributes every module has: not part of any library's surface
@@ -228,10 +259,8 @@ def describe(obj: object, module_name: str, name: str) -> dict:
         if obj.__name__ != module_name + "." + name:
             entry["o"] = obj.__name__
         return entry
-    if says_deprecated(obj) and not isinstance(obj, (str, bytes, int, float)):
-        deprecated = True
-    else:
-        deprecated = False
+    # a value's __doc__ is its type's: only a class's or a routine's speaks of the object itself
+    deprecated = (inspect.isclass(obj) or inspect.isroutine(obj)) and says_deprecated(obj)
     if inspect.isclass(obj):
         entry = {"k": "cls"}
         defined_in, qualname = origin_of(obj)
@@ -475,6 +504,9 @@ def record_command(arguments: argparse.Namespace) -> int:
     modules: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="api-surface-") as scratch:
         for root in libraries:
+            if libraries[root] not in versions:
+                print("%s: %s is not installed" % (arguments.label, libraries[root]), file=sys.stderr)
+                continue
             print("%s: walking %s" % (arguments.label, root), file=sys.stderr)
             found = walk_library(root, arguments.timeout, probe, scratch)
             modules.update(found)
@@ -585,6 +617,22 @@ def missing_module_of(error: str) -> str | None:
     prefix = "ModuleNotFoundError: No module named '"
     if error.startswith(prefix):
         return error[len(prefix):].split("'")[0]
+    return None
+
+
+def missing_name_of(error: str) -> str | None:
+    """The dotted name whose absence an import error reports: ``module 'numpy' has no
+    attribute 'float'``, ``cannot import name 'X' from 'Y'``, numpy 2's "`np.sctypes` was
+    removed"; None for any other error."""
+    import re
+
+    for pattern, template in (
+            (r"^AttributeError: module '([\w.]+)' has no attribute '(\w+)'", "{0}.{1}"),
+            (r"^ImportError: cannot import name '(\w+)' from '([\w.]+)'", "{1}.{0}"),
+            (r"^AttributeError: `np\.(\w+)` was removed", "numpy.{0}")):
+        found = re.match(pattern, error)
+        if found:
+            return template.format(*found.groups())
     return None
 
 
@@ -720,8 +768,10 @@ def compare(old: Stack, new: Stack, provided: frozenset[str] = frozenset()) -> l
             continue
         if now["status"] == "error":
             missing = missing_module_of(now["error"])
+            blocked_by = missing or missing_name_of(now["error"])
             add("module", module, module, "fails to import: " + now["error"],
-                **({"ext": True} if found.get("ext") else {}), **({"needs": missing} if missing else {}))
+                **({"ext": True} if found.get("ext") else {}), **({"needs": missing} if missing else {}),
+                **({"blocked_by": blocked_by} if blocked_by else {}))
             continue
         if now["status"] != "ok":
             continue
@@ -792,7 +842,6 @@ class Coverage:
     def __init__(self) -> None:
         from compatfix import inventory, registry
 
-        self.registry = registry
         self.shims = {shim.name: shim for shim in registry.builtin_shims()}
         self.restored: dict[str, tuple[str, str]] = {}
         self.keys: dict[str, tuple[str, str, str]] = {}
@@ -828,7 +877,7 @@ class Coverage:
             module = types.ModuleType(target)
             try:
                 self.shims[self.provided[target]].apply(module)
-            except Exception:
+            except Exception:  # a stand-in that cannot be built here provides nothing here
                 pass
             self._filled[target] = module
         return self._filled[target]
@@ -891,7 +940,8 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
     """``status`` (shim / no-shim / not-applicable) with ``shim``+``via``+``key`` or
     ``reason``+``why`` (a rule's code), by the first rule that matches:
 
-    shim: a registry shim restores, provides or names the entry (or one of its aliases);
+    shim: a registry shim restores, provides or names the entry (or one of its aliases, or
+      the name whose absence stops a module's import: ``blocked_by``);
     not-applicable: the old name was the module's own import, not in its ``__all__``, of another
       library's object (``typing.Optional`` in a torch module; not a builtin such as
       ``numpy.float``) or of a module (``functools`` in ``torch.utils.hooks``; not below the
@@ -904,7 +954,8 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
     docstring mentions; a re-exported module; otherwise removed upstream with no shim yet.
     ``why`` is the first fact's code, ``reason`` all of them."""
     name = entry["name"]
-    for candidate in [name] + list(entry.get("aliases", ())):
+    candidates = [name] + list(entry.get("aliases", ())) + ([entry["blocked_by"]] if entry.get("blocked_by") else [])
+    for candidate in candidates:
         claim = coverage.claims(candidate)
         if claim:
             return {"status": "shim", "shim": claim[0], "via": claim[1], "key": claim[2]}
@@ -1026,19 +1077,36 @@ def diff_command(arguments: argparse.Namespace) -> int:
     write_json(arguments.out, table, lines=True)
     if arguments.docs:
         with open(arguments.docs, "w", encoding="utf-8") as handle:
-            handle.write(summary_markdown(table, arguments.out))
+            handle.write(summary_markdown(table, os.path.relpath(arguments.out, REPOSITORY)))
     return 0
 
 
 def restatus_command(arguments: argparse.Namespace) -> int:
-    table = load_record(arguments.table)
+    """Recompute the committed table's statuses (and docs/api-surface.md) in place."""
+    path = os.path.join(REPOSITORY, arguments.table)  # an absolute path stays as it is
+    table = load_record(path)
     restatus(table["entries"])
-    write_json(arguments.table, table, lines=True)
-    if arguments.docs:
-        with open(arguments.docs, "w", encoding="utf-8") as handle:
-            handle.write(summary_markdown(table, arguments.table))
+    write_json(path, table, lines=True)
+    with open(os.path.join(REPOSITORY, arguments.docs), "w", encoding="utf-8") as handle:
+        handle.write(summary_markdown(table, os.path.relpath(path, REPOSITORY)))
     return 0
 
+
+# What issue 20 found real repositories failing on: the table must say something about each.
+REPORTED_NAMES = (
+    "torchvision.ops._new_empty_tensor",
+    "torchvision.ops.misc._output_size",
+    "torch._utils._accumulate",
+    "torch.utils.data.sampler.Sampler.__init__",
+    "torchvision.transforms.Scale",
+    "torchvision.transforms.RandomSizedCrop",
+    "scipy.misc.logsumexp",
+    "numpy.warnings",
+    "pkg_resources.parse_requirements",
+    "pkg_resources.declare_namespace",
+    "matplotlib.blocking_input",
+    "torch.nn.parallel.distributed.DistributedDataParallel._sync_params",
+)
 
 STATUS_MEANINGS = (
     ("shim", "a compatfix shim restores it: an after_import shim's `restores`, a provide shim's "
@@ -1108,11 +1176,32 @@ def summary_markdown(table: dict, table_path: str) -> str:
             reasons[entry["status"] + ": " + entry["why"]] = reasons.get(entry["status"] + ": " + entry["why"], 0) + 1
     for reason, count_ in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
         lines.append("| %s | %d |" % (reason, count_))
+    by_name = {entry["name"]: entry for entry in entries}
+    lines += ["", "## The names issue 20 reported", "",
+              "The failures that real 2020-22 repositories stopped at, as the table has them:", "",
+              "| Name | Kind | Change | Status |", "|---|---|---|---|"]
+    for name in REPORTED_NAMES:
+        entry = by_name.get(name)
+        if entry is None:
+            lines.append("| `%s` | | not in the table: present on the new stacks, or absent from both old ones | |" % name)
+            continue
+        status = ("shim `%s`" % entry["shim"]) if entry["status"] == "shim" else "%s: %s" % (
+            entry["status"], entry["reason"])
+        lines.append("| `%s` | %s | %s | %s |" % (name, entry["kind"], entry["change"].replace("|", "\\|"),
+                                                 status.replace("|", "\\|")))
     lines += ["", "## Statuses", ""]
     lines += ["- `%s`: %s." % (status, meaning) for status, meaning in STATUS_MEANINGS]
     lines += [
         "",
         "## Regenerating",
+        "",
+        "The stacks are venvs under `.venvs/` (not CI's: nothing here runs in CI but the test). The old "
+        "ones use pyenv's Python 3.8 and `requirements/surface-old.txt` (late 2021) and "
+        "`requirements/surface-old2020.txt` (late 2020), each with its `-nodeps` file installed "
+        "`--no-deps` after it; the new ones use `requirements/surface-new.txt` on Python 3.11, 3.12 "
+        "and 3.13 (`scripts/share-torch.py` hard-links torch from a sibling venv where one has it). "
+        "The record's schema is at the top of `scripts/api-surface.py`; the old records are committed "
+        "(the corpus count reads them), the new ones (~2 MB each) are not.",
         "",
         "Each stack is recorded by its own interpreter, the new ones probing every name of the old "
         "records; then the diff, run where compatfix is importable, writes the table and this page:",
@@ -1132,6 +1221,7 @@ def summary_markdown(table: dict, table_path: str) -> str:
 
 # -- regenerate: every step, one command -------------------------------------------------
 
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SURFACE = "compatfix/inventory/surface"
 TABLE = SURFACE + "/diff.json.gz"
 DOCS = "docs/api-surface.md"
@@ -1165,7 +1255,7 @@ def regenerate_steps(olds: dict[str, str | None], news: dict[str, str]) -> list[
 def regenerate_command(arguments: argparse.Namespace) -> int:
     """Record every stack whose venv exists (an old stack without one keeps its committed
     record), then diff; each step is printed before it runs."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = REPOSITORY
     olds: dict[str, str | None] = {}
     for label, python in OLD_STACKS.items():
         if os.path.exists(os.path.join(root, python)):
@@ -1208,5 +1298,5 @@ if __name__ == "__main__":
     if parsed.command == "record":
         sys.exit(record_command(parsed))
     # the statuses are the working tree's compatfix's, not an installed copy's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, REPOSITORY)
     sys.exit({"diff": diff_command, "restatus": restatus_command, "regenerate": regenerate_command}[parsed.command](parsed))

@@ -101,7 +101,7 @@ def test_each_shim_status_is_a_claim_the_registry_still_makes(table, shims, surf
         else:
             assert entry["via"] in ("renames", "rewrites"), entry
             assert entry["key"] in getattr(shim, entry["via"]), entry
-        candidates = [entry["name"]] + entry.get("aliases", [])
+        candidates = [entry["name"]] + entry.get("aliases", []) + [entry.get("blocked_by", "")]
         if entry["via"] in ("renames", "rewrites"):
             covered = surface._dotted_key(entry["key"])
         else:
