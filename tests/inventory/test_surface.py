@@ -10,6 +10,8 @@ import gzip
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 import types
 
 import pytest
@@ -142,3 +144,73 @@ def test_a_call_that_the_old_signature_accepts_is_checked_against_the_new(surfac
     assert breaks("(a, b)", "(*args, **kwargs)") == []
     assert breaks("(self, x=)", "(self, x)") == ["x lost its default"]
     assert breaks("(a, /, b)", "(x, /, b)") == []
+
+
+OLD_RELEASE = {
+    "surfacedemo/__init__.py": (
+        "from surfacedemo import sampler\n"
+        "from surfacedemo.sampler import Sampler\n"
+        "def kept(a, b=1):\n    return a\n"
+        "def gone():\n    return 0\n"),
+    "surfacedemo/sampler.py": (
+        "class Sampler:\n"
+        "    def __init__(self, data_source):\n        self.data_source = data_source\n"
+        "    def _sync_params(self):\n        return None\n"),
+    "surfacedemo/old_only.py": "VALUE = 1\n",
+}
+NEW_RELEASE = {
+    "surfacedemo/__init__.py": (
+        "from surfacedemo import sampler\n"
+        "from surfacedemo.sampler import Sampler\n"
+        "def kept(a, *, b=1):\n    return a\n"),
+    "surfacedemo/sampler.py": "class Sampler:\n    pass\n",
+}
+
+
+def _release(folder, files: dict[str, str], version: str) -> str:
+    for path, text in files.items():
+        os.makedirs(os.path.join(folder, os.path.dirname(path)), exist_ok=True)
+        with open(os.path.join(folder, path), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    info = os.path.join(folder, "surfacedemo-%s.dist-info" % version)
+    os.makedirs(info)
+    with open(os.path.join(info, "METADATA"), "w", encoding="utf-8") as handle:
+        handle.write("Metadata-Version: 2.1\nName: surfacedemo\nVersion: %s\n" % version)
+    return str(folder)
+
+
+def test_record_and_diff_find_what_a_new_release_removed_or_changed(tmp_path):
+    """Two releases of a small package, each recorded by its own run, then diffed: each kind of
+    entry the real table holds comes out, with the old object's other path as an alias."""
+    records = {}
+    for label, files, version in (("old", OLD_RELEASE, "1.0"), ("new", NEW_RELEASE, "2.0")):
+        folder = _release(tmp_path / label, files, version)
+        records[label] = str(tmp_path / ("record-%s.json.gz" % label))
+        command = [sys.executable, SCRIPT, "record", "--label", label, "--library", "surfacedemo",
+                   "--out", records[label]]
+        if label == "new":
+            command += ["--probe", records["old"]]
+        result = subprocess.run(command, env=dict(os.environ, PYTHONPATH=folder), capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    with gzip.open(records["old"], "rt", encoding="utf-8") as handle:
+        old = json.load(handle)
+    assert old["distributions"]["surfacedemo"] == "1.0"
+    assert old["modules"]["surfacedemo.sampler"]["attrs"]["Sampler"]["i"] == "(self, data_source)"
+    assert old["modules"]["surfacedemo"]["attrs"]["Sampler"]["o"] == "surfacedemo.sampler:Sampler"
+    table_path = str(tmp_path / "diff.json.gz")
+    result = subprocess.run([sys.executable, SCRIPT, "diff", records["old"], "--new", records["new"],
+                             "--out", table_path], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    with gzip.open(table_path, "rt", encoding="utf-8") as handle:
+        found = {(entry["kind"], entry["name"]): entry for entry in json.load(handle)["entries"]}
+    assert {key: found[key]["change"] for key in found} == {
+        ("module", "surfacedemo.old_only"): "removed",
+        ("attribute", "surfacedemo.old_only.VALUE"): "removed with its module",
+        ("attribute", "surfacedemo.gone"): "removed",
+        ("signature", "surfacedemo.kept"): "b became keyword-only",
+        ("signature", "surfacedemo.sampler.Sampler.__init__"): "parameter data_source removed",
+        ("member", "surfacedemo.sampler.Sampler._sync_params"): "removed",
+    }
+    assert found[("signature", "surfacedemo.sampler.Sampler.__init__")]["aliases"] == [
+        "surfacedemo.Sampler.__init__"]
+    assert all(entry["status"] == "no-shim" and entry["reason"] for entry in found.values())
