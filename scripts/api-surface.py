@@ -1,8 +1,10 @@
 """Record the API surface of a stack's libraries, and diff an old stack's against today's.
 
     OLD_PYTHON scripts/api-surface.py record --label old-2021 --out compatfix/inventory/surface/record-old-2021.json.gz
-    NEW_PYTHON scripts/api-surface.py record --label modern-py311 --probe OLD_RECORD... --out /tmp/new.json.gz
-    python scripts/api-surface.py diff OLD_RECORD... --new NEW_RECORD... --out compatfix/inventory/surface/diff.json.gz
+    NEW_PYTHON scripts/api-surface.py record --label py311 --probe OLD_RECORD... --out build/api-surface/record-py311.json.gz
+    python scripts/api-surface.py diff OLD_RECORD... --new NEW_RECORD... --out compatfix/inventory/surface/diff.json.gz --docs docs/api-surface.md
+    python scripts/api-surface.py restatus     # the statuses again, from the committed table alone
+    python scripts/api-surface.py regenerate   # all of the above, for every stack whose venv exists
 
 ``record`` runs under the interpreter of the stack it records (Python 3.8 or newer, standard
 library only, compatfix off). For each library it walks the package's modules in a child
@@ -19,7 +21,8 @@ for a removal.
 class member and signature of the old records that a new record lacks or changed so that an
 old call breaks, each with a status computed from compatfix's own data (``shim`` /
 ``no-shim`` with a reason / ``not-applicable``, see ``status_of``). It also writes the summary
-docs/api-surface.md. Regenerate everything with ``scripts/api-surface.py regenerate``.
+docs/api-surface.md. ``restatus`` recomputes the statuses of the committed table, for when a
+shim is added; no stack is needed for it.
 
 Record schema (JSON, gzip-compressed when the name ends in .gz; ``schema`` is 1):
 
@@ -38,7 +41,7 @@ Record schema (JSON, gzip-compressed when the name ends in .gz; ``schema`` is 1)
             "o": "module:qualname"   (where the object is defined, when not here; for "mod":
                                       the module's own name when it is not MODULE.NAME),
             "t": "int"               (obj / val: the type's name),
-            "d": 1                   (its docstring says "deprecated"),
+            "d": 1                   (cls / fn: its docstring mentions a deprecation),
             "s": SHAPE               (fn, obj, cls: the call signature, where inspect has one),
             "i": SHAPE               (cls: __init__; "(self)" when it is object's),
             "ss": SHAPE              (cls: __setstate__, when the class has one),
