@@ -42,6 +42,7 @@ Record schema (JSON, gzip-compressed when the name ends in .gz; ``schema`` is 1)
                                       the module's own name when it is not MODULE.NAME),
             "t": "int"               (obj / val: the type's name),
             "d": 1                   (cls / fn: its docstring mentions a deprecation),
+            "r": "Resize"            (with "d": the name the note points to instead, if any),
             "s": SHAPE               (fn, obj, cls: the call signature, where inspect has one),
             "i": SHAPE               (cls: __init__; "(self)" when it is object's),
             "ss": SHAPE              (cls: __setstate__, when the class has one),
@@ -67,9 +68,9 @@ Table schema (``diff``'s output, compatfix/inventory/surface/diff.json.gz, one e
              "change": "removed" | "removed with its module" | "fails to import: ..." |
                        what breaks an old call ("parameter data_source removed; ..."),
              "old" / "new": SHAPE (signatures; "old" also for a removed member's),
-             "old_kind", "old_type", "origin", "deprecated", "in_all", "ext": the old
-                 attribute's ATTR facts (kind, value type, where it was defined, "d", in the
-                 module's __all__, an extension module),
+             "old_kind", "old_type", "origin", "deprecated", "replaced_by", "in_all", "ext":
+                 the old attribute's ATTR facts (kind, value type, where it was defined, "d",
+                 "r", in the module's __all__, an extension module),
              "aliases": [...]   (other public paths to the same old object, at most six),
              "moved_to": "..."  (a public path on every new stack with the same name and kind),
              "needs" / "blocked_by": the module / name whose absence stops a module's import,
@@ -182,12 +183,31 @@ def shape(obj: object) -> str | None:
     return "(" + ", ".join(parts) + ")"
 
 
-def says_deprecated(obj: object) -> bool:
+def docstring(obj: object) -> str:
     try:
         doc = obj.__doc__  # type: ignore[attr-defined]
     except Exception:
-        return False
-    return isinstance(doc, str) and "deprecat" in doc[:3000].lower()
+        return ""
+    return doc[:3000] if isinstance(doc, str) else ""
+
+
+# what a deprecation note names instead: "deprecated in favor of Resize", "use X instead"
+REPLACEMENT_PATTERNS = (
+    r"in favou?r of\s+[`'\"]*([A-Za-z_][\w.]*)",
+    r"[Uu]se\s+[`'\"]*([A-Za-z_][\w.]*(?:\(\))?)[`'\"]*\s+instead",
+    r"[Pp]lease use\s+[`'\"]*([A-Za-z_][\w.]*)",
+)
+
+
+def replacement_in(doc: str) -> str | None:
+    """The name a deprecation note in ``doc`` points to, if it names one."""
+    import re
+
+    for pattern in REPLACEMENT_PATTERNS:
+        found = re.search(pattern, doc)
+        if found and found.group(1).strip(".") not in ("the", "a", "an", "this"):
+            return found.group(1).strip(".")
+    return None
 
 
 def origin_of(obj: object) -> tuple[str, str]:
@@ -263,7 +283,8 @@ def describe(obj: object, module_name: str, name: str) -> dict:
             entry["o"] = obj.__name__
         return entry
     # a value's __doc__ is its type's: only a class's or a routine's speaks of the object itself
-    deprecated = (inspect.isclass(obj) or inspect.isroutine(obj)) and says_deprecated(obj)
+    doc = docstring(obj) if inspect.isclass(obj) or inspect.isroutine(obj) else ""
+    deprecated = "deprecat" in doc.lower()
     if inspect.isclass(obj):
         entry = {"k": "cls"}
         defined_in, qualname = origin_of(obj)
@@ -289,6 +310,9 @@ def describe(obj: object, module_name: str, name: str) -> dict:
         entry = {"k": "val", "t": type(obj).__name__}
     if deprecated:
         entry["d"] = 1
+        replacement = replacement_in(doc)
+        if replacement:
+            entry["r"] = replacement
     return {key: value for key, value in entry.items() if value is not None}
 
 
@@ -741,6 +765,8 @@ def compare(old: Stack, new: Stack, provided: frozenset[str] = frozenset()) -> l
                 item["old_type"] = entry["t"]
             if entry.get("d"):
                 item["deprecated"] = True
+            if entry.get("r"):
+                item["replaced_by"] = entry["r"]
             if name.rpartition(".")[2] in old.modules[module].get("all", ()):
                 item["in_all"] = True  # the old module declared it its API
             attribute = name[len(module) + 1:].split(".")[0]
@@ -951,10 +977,11 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
       library's top-level package, whose ``numpy.warnings`` code did use); or a module fails to
       import only because an optional dependency is not installed on the new stack;
     no-shim, with every fact that applies: a stand-in that compatfix provides for a module
-    above it lacks it; the inventory's reason; a test helper; C-extension
-    internals; moved (the same name is public elsewhere in the library: an alias could restore
-    it); private; a changed signature, or a module that no longer imports; a deprecation the old
-    docstring mentions; a re-exported module; otherwise removed upstream with no shim yet.
+    above it lacks it; the inventory's reason; a test helper; C-extension internals; moved
+    (the same name is public elsewhere in the library: an alias could restore it); private; a
+    changed signature, or a module that no longer imports; a deprecation the old docstring
+    mentions (with the name it points to instead, "renamed"); a re-exported module; otherwise
+    removed upstream with no shim yet.
     ``why`` is the first fact's code, ``reason`` all of them."""
     name = entry["name"]
     candidates = [name] + list(entry.get("aliases", ())) + ([entry["blocked_by"]] if entry.get("blocked_by") else [])
@@ -1016,7 +1043,9 @@ def status_of(entry: dict, coverage: Coverage) -> dict:
         facts.append(("signature", "the signature changed (%s); no behaviour shim yet" % entry["change"]))
     elif entry["change"].startswith("fails to import"):
         facts.append(("import-fails", "imports on the old stack, fails on the new one"))
-    if entry.get("deprecated"):
+    if entry.get("replaced_by"):
+        facts.append(("renamed", "deprecated in favour of %s (the old docstring says so)" % entry["replaced_by"]))
+    elif entry.get("deprecated"):
         facts.append(("deprecated", "the old docstring mentions a deprecation"))
     if entry.get("old_kind") == "mod" and origin:
         facts.append(("re-exported-module", "the module's import of %s: import it directly" % origin))
@@ -1118,7 +1147,8 @@ STATUS_MEANINGS = (
      "against the registry"),
     ("no-shim", "nothing restores it yet; `reason` gives every fact the rules find (a compatfix stand-in "
      "that lacks it, the inventory's own reason, a test helper, C-extension internals, moved elsewhere, "
-     "private, a changed signature, a deprecation the old docstring mentions, a re-exported module) and "
+     "private, a changed signature, a deprecation the old docstring mentions and what it names instead, "
+     "a re-exported module) and "
      "`why` the first"),
     ("not-applicable", "not the library's API (the module's own import of another package's name, such "
      "as `typing.Optional`), or a module that fails only because an optional dependency is missing on the "
