@@ -125,3 +125,18 @@ def coco_folder(root: str, images: int = 4, size: int = 64, categories: tuple[st
                     "segmentation": [[x, y, x + w, y, x + w, y + h, x, y + h]]})
         with open(os.path.join(root, "annotations", "instances_%s.json" % split), "w") as handle:
             json.dump(listing, handle)
+
+
+def mnist_raw(root: str, train: int = 60000, test: int = 100) -> None:
+    """``root/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte``: what torchvision's
+    MNIST reads (and, finding them, does not download). ``train`` is 60000 by default
+    because 2020-22 code splits the training set with fixed sizes (55000 + 5000). Pixels are
+    random; the label is the image's index modulo 10."""
+    rng = random.Random(0)
+    folder = os.path.join(root, "MNIST", "raw")
+    os.makedirs(folder, exist_ok=True)
+    for prefix, count in (("train", train), ("t10k", test)):
+        with open(os.path.join(folder, "%s-images-idx3-ubyte" % prefix), "wb") as handle:
+            handle.write(struct.pack(">IIII", 2051, count, 28, 28) + rng.randbytes(count * 28 * 28))
+        with open(os.path.join(folder, "%s-labels-idx1-ubyte" % prefix), "wb") as handle:
+            handle.write(struct.pack(">II", 2049, count) + bytes(n % 10 for n in range(count)))
