@@ -356,7 +356,8 @@ def stack_description(stack: str) -> str:
     python = venv_python(stack)
     code = (
         "import importlib.metadata as m, sys\n"
-        "names = ['torch', 'numpy', 'timm', 'mmcv', 'mmcv-full', 'mmsegmentation', 'mmdet']\n"
+        "names = ['torch', 'numpy', 'timm', 'mmcv', 'mmcv-full', 'mmsegmentation', 'mmdet', 'pytorch-lightning',"
+        " 'hydra-core']\n"
         "out = ['py%d.%d' % sys.version_info[:2]]\n"
         "for n in names:\n"
         "    try: out.append('%s %s' % (n, m.version(n)))\n"
@@ -525,7 +526,7 @@ def write_table() -> None:
             if run["status"] != "pass":
                 failed = next((s for s in run["steps"] if not s["ok"]), None)
                 if failed:
-                    left = left or "`%s` at %s" % (plain_paths_in(failed["error"]).replace("|", "\\|"),
+                    left = left or "`%s` at %s" % (plain_paths_in(failed["error"]).replace("|", "\\|").replace("`", "'"),
                                                    plain_frame(failed.get("where") or "") or "?")
             lines.append("| [%s](https://github.com/%s) | `%s` | %s | %s (%s) | %s | %s | %s | %s |" % (
                 row["repo"], row["repo"], row["commit"][:7] + row["commit"][40:], row["field"],
