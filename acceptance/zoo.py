@@ -79,6 +79,8 @@ class Recipe:
     # Where they run instead, for code that writes into the current folder without an
     # option to move it (``{out}``): the commands then name the scripts as {repo}/script.py.
     run_from: str | None = None
+    # Variables for every step; {data}, {out} and {repo} are filled in (PYTHONPATH={repo}
+    # stands in for an editable install of a repository that is a package).
     env: dict[str, str] = field(default_factory=dict)
     # Per stack, on top of ``env``: an opt-in shim a stack needs (COMPATFIX_ENABLE=...) is
     # named here, and the table shows it beside the status.
@@ -274,7 +276,8 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
         COMPATFIX_TRUST_STORE=os.path.join(scratch, "trusted-checkpoints.tsv"),
     )
     env["PATH"] = path_python(os.path.join(scratch, "bin"), python, mode, report) + os.pathsep + env.get("PATH", "")
-    env.update(recipe.env)
+    places = {"data": data, "out": out, "repo": os.path.normpath(os.path.join(clone, recipe.workdir))}
+    env.update({key: value.format(**places) for key, value in recipe.env.items()})
     env.update(recipe.stack_env.get(stack, {}))
     if mode == "pth":
         env.update(COMPATFIX_DEVICE="cpu", COMPATFIX_REPORT=report)
@@ -466,6 +469,15 @@ def prediction(row: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _behaviour_shims(names: list[str]) -> str:
+    """The shims a scan cannot name, CPU mode's counted rather than listed."""
+    cpu = sum(name.startswith("cpu.") for name in names)
+    parts = ["`%s`" % name for name in names if not name.startswith("cpu.")]
+    if cpu:
+        parts.append("%d of CPU mode's (`cpu.*`)" % cpu)
+    return ", ".join(parts) or "none"
+
+
 def _ratio(numerator: int, denominator: int) -> str:
     return "%.2f" % (numerator / denominator) if denominator else "n/a"
 
@@ -603,9 +615,7 @@ def prediction_section(rows: list[dict[str, Any]]) -> list[str]:
             names(scores["observed"]), _ratio(len(scores["hits"]), len(scores["predicted"])),
             _ratio(len(scores["hits"]), len(scores["observed"])), names(scores["misses"]),
             ", ".join("`%s` (%s)" % (shim, ", ".join(scores["installed_by"][shim])) for shim in scores["installed"])
-            or "none", ", ".join("`%s`" % n for n in scores["invisible"] if not n.startswith("cpu."))
-            + (" and %d `cpu.*`" % sum(n.startswith("cpu.") for n in scores["invisible"])
-               if any(n.startswith("cpu.") for n in scores["invisible"]) else "")))
+            or "none", _behaviour_shims(scores["invisible"])))
         misses += [(row, shim) for shim in scores["misses"]]
     lines += ["Overall: precision %s (%d of %d predicted shims were used), recall %s (%d of %d used shims "
               "were predicted)." % (_ratio(total_hits, total_predicted), total_hits, total_predicted,
