@@ -410,7 +410,8 @@ print(json.dumps({"shims": result["shims"], "files_scanned": result["files_scann
 
 # Packages of the 2020-22 stacks that repositories build on (scan_repository scans those a
 # repository imports); today's libraries themselves (torch, numpy) are not among them.
-ERA_PACKAGES = ("timm", "mmcv", "mmseg", "mmdet", "pytorch_lightning", "apex", "tensorboardX", "yacs")
+ERA_PACKAGES = ("timm", "mmcv", "mmseg", "mmdet", "pytorch_lightning", "apex", "tensorboardX", "yacs", "imgaug",
+                "hydra", "omegaconf", "torchmetrics")
 
 
 def scan_repository(recipe: Recipe, clone: str, stack: str) -> dict[str, Any]:
@@ -621,6 +622,7 @@ def prediction_section(rows: list[dict[str, Any]]) -> list[str]:
               "were predicted)." % (_ratio(total_hits, total_predicted), total_hits, total_predicted,
                                     _ratio(total_hits, total_observed), total_hits, total_observed), ""]
     lines += table
+    lines += unforeseen_failures(rows)
     lines += ["", "### Known misses", ""]
     if not misses:
         lines.append("None: every shim a run used, of those a scan can name, was predicted.")
@@ -629,6 +631,39 @@ def prediction_section(rows: list[dict[str, Any]]) -> list[str]:
         cause = MISS_CAUSES.get((row["repo"], shim), "not yet explained")
         lines.append("- %s, `%s`%s: %s" % (row["repo"], shim, " (used at %s)" % ", ".join(sites) if sites else "",
                                            cause))
+    return lines
+
+
+def unforeseen_failures(rows: list[dict[str, Any]]) -> list[str]:
+    """The failing runs whose error the scan did not report at the place it was raised: a
+    breakage that neither a shim nor the inventory knows (or one outside the repository)."""
+    lines = ["", "### Failures the scan did not foresee", "",
+             "Runs that stopped, where the scan has no finding at the line that raised (the notes of each",
+             "repository, below, say what is missing). A line in an installed package's code is outside",
+             "what the scan reads.", ""]
+    found = False
+    for row in rows:
+        seen = set()
+        for run in row["runs"]:
+            failed = next((step for step in run["steps"] if not step["ok"]), None)
+            if failed is None or not failed.get("where"):
+                continue
+            match = re.match(r"^(.+?):(\d+) in \S+( \((installed package|standard library)\))?$", failed["where"])
+            if not match:
+                continue
+            place = (match.group(1), int(match.group(2)))
+            if place in seen:
+                continue
+            seen.add(place)
+            scanned = row.get("scan", {}).get("findings", [])
+            if any((f["file"], f["line"]) == place for f in scanned):
+                continue
+            found = True
+            lines.append("- %s (%s): `%s` at %s%s" % (
+                row["repo"], run["stack"], plain_paths_in(failed["error"]).replace("`", "'")[:200], failed["where"],
+                "; outside the repository" if match.group(3) else "; the scan has no finding there"))
+    if not found:
+        lines.append("None.")
     return lines
 
 
