@@ -23,11 +23,12 @@ RUN_FROM = "{out}"
 ENV = {"PYTHONPATH": "{repo}"}
 CHECKPOINT = "checkpoints/yolov3_ckpt_*.pth"
 NOTES = ("Not yet: the first training batch stops in pytorchyolo/utils/loss.py:246, "
-         "`gj.clamp_(0, gain[3] - 1)`: an in-place clamp of an integer tensor with a bound that is a float tensor. "
-         "torch up to 1.11 cast the bound to the tensor's type; later torch promotes and refuses the in-place "
-         "result (RuntimeError: result type Float can't be cast to the desired output type long int). Needs: a "
+         "`gj.clamp_(0, gain[3] - 1)`: an in-place clamp of an integer tensor with a float bound (here a 0-d float tensor; a Python "
+         "float fails the same way, and out of place the result comes back as float). "
+         "The torch of 2021 cast the bound to the tensor's type; today's promotes the result to float and refuses "
+         "to write it in place (RuntimeError: result type Float can't be cast to the desired output type long int). Needs: a "
          "behaviour shim for `Tensor.clamp_`/`clamp` of an integer tensor with floating tensor bounds, "
-         "version-gated to torch >= 1.12.")
+         "gated on the torch that refuses it.")
 INSTALLS = "imgaug, shapely, terminaltables, torchsummary, tensorboard (pyproject.toml's dependencies)"
 
 

@@ -17,7 +17,7 @@ FIELD = "video (action recognition)"
 STACKS = ["modern"]
 CHECKPOINT = "save_*.pth"
 NOTES = ("Not yet: spatial_transforms.py:46 subclasses `torchvision.transforms.Scale`, the old name of `Resize`, "
-         "which torchvision removed (0.13, 2022); main.py imports it at start, so nothing runs. Neither a shim nor "
+         "which today's torchvision no longer has; main.py imports it at start, so nothing runs. Neither a shim nor "
          "the scan's inventory knows the name. Needs: `torchvision.transforms.Scale` restored as `Resize`.")
 
 
