@@ -48,8 +48,7 @@ RECIPES = os.path.join(HERE, "recipes")
 RESULTS = os.path.join(HERE, "results")
 TABLE = os.path.join(ROOT, "docs", "compatibility.md")
 
-sys.path.insert(0, HERE)
-import synthetic  # noqa: E402  (acceptance/synthetic.py, next to this file)
+sys.path.insert(0, HERE)  # recipes import acceptance/synthetic.py and this module by name
 
 
 @dataclass
