@@ -143,14 +143,16 @@ def mnist_raw(root: str, train: int = 60000, test: int = 100) -> None:
 
 
 def text_corpus(root: str, words: int = 2000, vocabulary: int = 50,
-                names: tuple[str, ...] = ("train.txt", "valid.txt", "test.txt")) -> None:
+                names: tuple[str, ...] = ("train.txt", "valid.txt", "test.txt"), first_line: str = "") -> None:
     """``root/{train,valid,test}.txt`` (Wikitext-2's layout): lines of words from a small
-    vocabulary, each file ``words`` words long, in short lines as Wikitext's."""
+    vocabulary, each file ``words`` words long, in short lines as Wikitext's, after
+    ``first_line`` (text whose characters a script needs in the vocabulary)."""
     rng = random.Random(2)
     vocab = ["w%d" % n for n in range(vocabulary)]
     os.makedirs(root, exist_ok=True)
     for name in names:
         with open(os.path.join(root, name), "w") as handle:
+            handle.write(first_line + "\n" if first_line else "")
             for _ in range(words // 10):
                 handle.write(" " + " ".join(rng.choice(vocab) for _ in range(10)) + " \n")
 
