@@ -519,8 +519,7 @@ def write_table() -> None:
         "\"Shims used\" are those the `--report` shows were exercised (a restored name used, a call",
         "redirected); \"applied\" (below the table) are all shims the run applied. The `cpu.*` shims",
         "are CPU mode's (`--device cpu`), which the zoo uses because it has no GPU: on a GPU machine a",
-        "run does not use them (`cpu.torch.*`: CPU mode's torch shims, where a run's report did not",
-        "name them one by one). OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x,",
+        "run does not use them. OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x,",
         "mmdet 2.x) are in [openmmlab-matrix.md](openmmlab-matrix.md).",
         "",
     ] + STATUS_HELP + [
