@@ -125,3 +125,137 @@ def coco_folder(root: str, images: int = 4, size: int = 64, categories: tuple[st
                     "segmentation": [[x, y, x + w, y, x + w, y + h, x, y + h]]})
         with open(os.path.join(root, "annotations", "instances_%s.json" % split), "w") as handle:
             json.dump(listing, handle)
+
+
+def mnist_raw(root: str, train: int = 60000, test: int = 100) -> None:
+    """``root/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte``: what torchvision's
+    MNIST reads (and, finding them, does not download). ``train`` is 60000 by default
+    because 2020-22 code splits the training set with fixed sizes (55000 + 5000). Pixels are
+    random; the label is the image's index modulo 10."""
+    rng = random.Random(0)
+    folder = os.path.join(root, "MNIST", "raw")
+    os.makedirs(folder, exist_ok=True)
+    for prefix, count in (("train", train), ("t10k", test)):
+        with open(os.path.join(folder, "%s-images-idx3-ubyte" % prefix), "wb") as handle:
+            handle.write(struct.pack(">IIII", 2051, count, 28, 28) + rng.randbytes(count * 28 * 28))
+        with open(os.path.join(folder, "%s-labels-idx1-ubyte" % prefix), "wb") as handle:
+            handle.write(struct.pack(">II", 2049, count) + bytes(n % 10 for n in range(count)))
+
+
+def text_corpus(root: str, words: int = 2000, vocabulary: int = 50,
+                names: tuple[str, ...] = ("train.txt", "valid.txt", "test.txt"), first_line: str = "") -> None:
+    """``root/{train,valid,test}.txt`` (Wikitext-2's layout): lines of words from a small
+    vocabulary, each file ``words`` words long, in short lines as Wikitext's, after
+    ``first_line`` (text whose characters a script needs in the vocabulary)."""
+    rng = random.Random(2)
+    vocab = ["w%d" % n for n in range(vocabulary)]
+    os.makedirs(root, exist_ok=True)
+    for name in names:
+        with open(os.path.join(root, name), "w") as handle:
+            handle.write(first_line + "\n" if first_line else "")
+            for _ in range(words // 10):
+                handle.write(" " + " ".join(rng.choice(vocab) for _ in range(10)) + " \n")
+
+
+def video_frames(root: str, classes: int = 2, per_class: int = 3, frames: int = 8, size: int = 32,
+                 annotation: str = "kinetics.json", video_dir: str = "jpg") -> None:
+    """Videos as folders of frames, ``root/<video_dir>/<label>/<video id>/image_00001.jpg``
+    (PNG bytes: readers decode by content), and the ActivityNet-style annotation file that
+    3D-CNN repositories of 2019-21 read: labels, and per video its subset ("training" or
+    "validation") and ``segment`` [1, frames + 1]. Every video is in both subsets'
+    sizes: ``per_class`` of each class in each."""
+    rng = random.Random(3)
+    database = {}
+    for index in range(classes):
+        label = "class%d" % index
+        base = tuple(int(255 * ((index + 1) * k % 7) / 7) for k in (1, 3, 5))
+        for subset in ("training", "validation"):
+            for n in range(per_class):
+                video = "%s_%s_%d" % (label, subset, n)
+                for frame in range(1, frames + 1):
+                    _png(os.path.join(root, video_dir, label, video, "image_%05d.jpg" % frame), size, size,
+                         _noisy_image(rng, base))
+                database[video] = {"subset": subset, "annotations": {"label": label, "segment": [1, frames + 1]}}
+    import json
+
+    with open(os.path.join(root, annotation), "w") as handle:
+        json.dump({"labels": ["class%d" % index for index in range(classes)], "database": database}, handle)
+
+
+def yolo_folder(root: str, images: int = 4, size: int = 64, classes: tuple[str, ...] = ("thing",)) -> None:
+    """Darknet's layout, as YOLO repositories of 2019-21 read it: ``root/images/<n>.jpg``
+    (PNG bytes: readers decode by content), ``root/labels/<n>.txt`` with one box per image
+    (``class x_center y_center width height``, scaled to [0, 1]), train.txt and valid.txt
+    listing the images' absolute paths, classes.names, and ``custom.data`` naming them."""
+    rng = random.Random(4)
+    paths = []
+    for n in range(images):
+        x0, y0 = rng.randint(0, size // 2), rng.randint(0, size // 2)
+        w, h = rng.randint(size // 4, size // 2), rng.randint(size // 4, size // 2)
+
+        def pixel(x, y, x0=x0, y0=y0, w=w, h=h):
+            return (230, 40, 40) if x0 <= x < x0 + w and y0 <= y < y0 + h else (30, 30, 90)
+        path = os.path.join(root, "images", "%d.jpg" % n)
+        _png(path, size, size, pixel)
+        os.makedirs(os.path.join(root, "labels"), exist_ok=True)
+        with open(os.path.join(root, "labels", "%d.txt" % n), "w") as handle:
+            handle.write("0 %.4f %.4f %.4f %.4f\n" % ((x0 + w / 2) / size, (y0 + h / 2) / size, w / size, h / size))
+        paths.append(os.path.abspath(path))
+    for name in ("train.txt", "valid.txt"):
+        with open(os.path.join(root, name), "w") as handle:
+            handle.write("\n".join(paths) + "\n")
+    with open(os.path.join(root, "classes.names"), "w") as handle:
+        handle.write("\n".join(classes) + "\n")
+    with open(os.path.join(root, "custom.data"), "w") as handle:
+        handle.write("classes=%d\ntrain=%s\nvalid=%s\nnames=%s\n" % (
+            len(classes), os.path.join(os.path.abspath(root), "train.txt"),
+            os.path.join(os.path.abspath(root), "valid.txt"), os.path.join(os.path.abspath(root), "classes.names")))
+
+
+def shapenet_parts(root: str, categories: tuple[tuple[str, str], ...] = (("Airplane", "02691156"), ("Bag", "02773838")),
+                   per_split: int = 4, points: int = 64) -> None:
+    """ShapeNet part segmentation's layout (shapenetcore_partanno_segmentation_benchmark):
+    synsetoffset2category.txt, ``<synset>/points/<id>.pts`` (one "x y z" line per point),
+    ``<synset>/points_label/<id>.seg`` (a part id per point) and
+    train_test_split/shuffled_{train,val,test}_file_list.json. Each category is a blob
+    around its own centre, so a classifier can tell them apart."""
+    rng = random.Random(5)
+    os.makedirs(os.path.join(root, "train_test_split"), exist_ok=True)
+    with open(os.path.join(root, "synsetoffset2category.txt"), "w") as handle:
+        handle.write("".join("%s\t%s\n" % pair for pair in categories))
+    import json
+
+    for split in ("train", "val", "test"):
+        listed = []
+        for index, (_, synset) in enumerate(categories):
+            for n in range(per_split):
+                shape = "%s_%d" % (split, n)
+                for folder in ("points", "points_label"):
+                    os.makedirs(os.path.join(root, synset, folder), exist_ok=True)
+                with open(os.path.join(root, synset, "points", shape + ".pts"), "w") as pts, \
+                        open(os.path.join(root, synset, "points_label", shape + ".seg"), "w") as seg:
+                    for _ in range(points):
+                        xyz = [index * 2 + rng.gauss(0, 0.5) for _ in range(3)]
+                        pts.write("%.4f %.4f %.4f\n" % tuple(xyz))
+                        seg.write("%d\n" % (1 + (xyz[0] > index * 2)))
+                listed.append("shape_data/%s/%s" % (synset, shape))
+        with open(os.path.join(root, "train_test_split", "shuffled_%s_file_list.json" % split), "w") as handle:
+            json.dump(listed, handle)
+
+
+def paired_folder(root: str, splits: dict[str, int] | None = None, size: int = 128,
+                  clean: str = "groundtruth", degraded: str = "input") -> None:
+    """Image restoration's paired layout (SIDD patches as denoising repositories read them):
+    ``root/<split>/<clean>/<n>.png`` and the same name under ``<degraded>/``, a smooth image
+    and a noisy copy of it."""
+    rng = random.Random(6)
+    for split, count in (splits or {"train": 8, "val": 2}).items():
+        for n in range(count):
+            base = tuple(rng.randint(40, 215) for _ in range(3))
+
+            def smooth(x, y, base=base):
+                return tuple(max(0, min(255, c + (x + y) % 32 - 16)) for c in base)
+            noisy = _noisy_image(rng, base)
+            _png(os.path.join(root, split, clean, "%d.png" % n), size, size, smooth)
+            _png(os.path.join(root, split, degraded, "%d.png" % n), size, size,
+                 lambda x, y, smooth=smooth, noisy=noisy: tuple((a + b) // 2 for a, b in zip(smooth(x, y), noisy(x, y))))
