@@ -124,6 +124,7 @@ ON_FIRST_USE = {
     'torchvision.ops.misc': (('compatfix.shims.torchvision',), frozenset(('_NewEmptyTensorOp', '_check_size_scale_factor', '_new_empty_tensor', '_output_size'))),
     'torchvision.transforms': (('compatfix.shims.torchvision',), frozenset(('RandomSizedCrop', 'Scale'))),
     'torchvision.transforms.functional': (('compatfix.shims.torchvision',), frozenset(('scale',))),
+    'torchvision.transforms.transforms': (('compatfix.shims.torchvision',), frozenset(('RandomSizedCrop', 'Scale'))),
 }
 
 DEVICES = {

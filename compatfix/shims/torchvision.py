@@ -176,7 +176,9 @@ SHIMS = (
     ),
     Shim(
         "torchvision.transforms.scale",
-        targets=["torchvision.transforms"],
+        # 3D-ResNets subclasses them as `from torchvision.transforms import transforms`;
+        # transforms.Scale, where they were defined
+        targets=["torchvision.transforms", "torchvision.transforms.transforms"],
         requires={"torchvision": ">=0.12"},
         apply=restore_renamed_transforms,
         restores=list(RENAMED_TRANSFORMS),
@@ -184,8 +186,8 @@ SHIMS = (
         "2017, in favour of Resize and RandomResizedCrop)",
         summary="restore transforms.Scale as Resize and RandomSizedCrop as RandomResizedCrop",
         replacement="torchvision.transforms.Resize and RandomResizedCrop",
-        renames={"torchvision.transforms." + old: "torchvision.transforms." + new
-                 for old, new in RENAMED_TRANSFORMS.items()},
+        renames={"%s.%s" % (module, old): "%s.%s" % (module, new) for old, new in RENAMED_TRANSFORMS.items()
+                 for module in ("torchvision.transforms", "torchvision.transforms.transforms")},
     ),
     Shim(
         "torchvision.transforms.functional.scale",

@@ -22,6 +22,7 @@ IMPORTS = [
     "from torchvision.ops.misc import _NewEmptyTensorOp",
     "from torchvision.transforms import Scale",
     "from torchvision.transforms import RandomSizedCrop",
+    "from torchvision.transforms.transforms import Scale",
     "from torchvision.transforms.functional import scale",
 ]
 
@@ -98,7 +99,9 @@ def test_scale_and_random_sized_crop_are_resize_and_random_resized_crop():
         from PIL import Image
         import torchvision.transforms as T
         import torchvision.transforms.functional as F
+        from torchvision.transforms import transforms  # where they were defined (3D-ResNets subclasses them)
         assert T.Scale is T.Resize and T.RandomSizedCrop is T.RandomResizedCrop and F.scale is F.resize
+        assert transforms.Scale is T.Resize and transforms.RandomSizedCrop is T.RandomResizedCrop
         image = Image.new("RGB", (8, 6))  # width 8, height 6
         # torchvision 0.11: Scale(size) matches the smaller edge to size, keeping the aspect
         # ratio: height 6 -> 4, width int(4 * 8 / 6) = 5
