@@ -29,12 +29,13 @@ COMMON = ["python", "main.py", "--root_path", "{data}", "--video_path", "jpg", "
           "--dataset", "kinetics", "--model", "resnet", "--model_depth", "10", "--n_classes", "2",
           "--n_threads", "1", "--sample_size", "32", "--sample_duration", "4"]
 
+# Validation batches are batch_size // n_val_samples (3 by default): the smallest batch is 3.
 STEPS = [
-    Step("train", COMMON + ["--result_path", "{out}", "--batch_size", "2", "--checkpoint", "1",
+    Step("train", COMMON + ["--result_path", "{out}", "--batch_size", "3", "--checkpoint", "1",
                             "--n_epochs", "1"],
          expect="save_1.pth", expect_log=r"Epoch: \[1\]"),
     Step("resume", COMMON + ["--result_path", "{out}", "--resume_path", "{out}/save_1.pth",
-                             "--batch_size", "2", "--checkpoint", "1", "--n_epochs", "2"],
+                             "--batch_size", "3", "--checkpoint", "1", "--n_epochs", "2"],
          expect="save_2.pth", expect_log=r"Epoch: \[2\]"),
     Step("evaluate", COMMON + ["--result_path", "{out}", "--resume_path", "{checkpoint}", "--no_train",
                                "--no_val", "--inference", "--output_topk", "1", "--inference_batch_size", "1"],
