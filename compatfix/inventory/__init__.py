@@ -361,6 +361,10 @@ REMOVALS: tuple[Removal, ...] = (
             replacement="pandas.concat([df, other]) (a row: pd.concat([df, pd.DataFrame([row])], ignore_index=True))"),
     Removal("pandas", "DataFrame.iteritems, Series.iteritems", "2.0", "2023-04", "column loops in data preparation",
             "pandas 2.0.0 release notes", shim="pandas.iteritems", replacement="DataFrame.items / Series.items"),
+    Removal("rich", "Console.clear_live() without a live display", "14.1", "2025-07",
+            "pytorch-lightning 1.5's RichProgressBar at the first trainer.fit",
+            "rich 14.1.0 (a stack of live displays; clear_live pops it)", shim="rich.console.clear_live_without_live",
+            replacement="call clear_live() only inside a Live (pytorch-lightning >= 1.6)"),
     # Python --------------------------------------------------------------------------
     Removal("python", "collections.Iterable, Mapping, MutableMapping, Sequence, ... (ABC aliases)", "3.10",
             "2021-10", "isinstance checks", "What's New in Python 3.10",
