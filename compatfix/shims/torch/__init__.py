@@ -9,12 +9,25 @@ from typing import Any, Callable
 from compatfix.patching import record_redirect, replace_attribute, restore_names, wrap
 from compatfix.registry import RISK_BEHAVIOUR, Shim
 
-# torch's own named tuples of these results are gone with the functions.
-SymeigResult = namedtuple("symeig", ["eigenvalues", "eigenvectors"])
-EigResult = namedtuple("eig", ["eigenvalues", "eigenvectors"])
-SolveResult = namedtuple("solve", ["solution", "LU"])
-LstsqResult = namedtuple("lstsq", ["solution", "QR"])
-QRResult = namedtuple("qr", ["Q", "R"])
+# torch's own named tuples of these results are gone with the functions. Each is made at
+# the first call that returns one: namedtuple() compiles code, and `import torch` would
+# pay for five of them that most programs never use.
+_RESULT_FIELDS = {
+    "symeig": ("eigenvalues", "eigenvectors"),
+    "eig": ("eigenvalues", "eigenvectors"),
+    "solve": ("solution", "LU"),
+    "lstsq": ("solution", "QR"),
+    "qr": ("Q", "R"),
+}
+_result_types: dict[str, Any] = {}
+
+
+def _result(name: str, *values: Any) -> Any:
+    """The old named tuple ``name`` (``torch.return_types.<name>`` before it was removed)."""
+    kind = _result_types.get(name)
+    if kind is None:
+        kind = _result_types.setdefault(name, namedtuple(name, _RESULT_FIELDS[name]))
+    return kind(*values)
 
 
 def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
@@ -25,16 +38,16 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
         ``eigenvectors`` the second element is an empty tensor."""
         uplo = "U" if upper else "L"
         if not eigenvectors:
-            return SymeigResult(linalg.eigvalsh(input, UPLO=uplo), input.new_empty(0))
+            return _result("symeig", linalg.eigvalsh(input, UPLO=uplo), input.new_empty(0))
         values, vectors = linalg.eigh(input, UPLO=uplo)
-        return SymeigResult(values, vectors)
+        return _result("symeig", values, vectors)
 
     def eig(input, eigenvectors=False, *, out=None):
         """torch < 1.13: eigenvalues of a real matrix as an (n, 2) real tensor of (real,
         imaginary) parts; eigenvectors as real columns in LAPACK's layout, a complex pair
         (imaginary part > 0 first) stored as its real and imaginary parts in two columns."""
         if not eigenvectors:
-            return EigResult(torch.view_as_real(linalg.eigvals(input)).contiguous(), input.new_empty(0))
+            return _result("eig", torch.view_as_real(linalg.eigvals(input)).contiguous(), input.new_empty(0))
         values, vectors = linalg.eig(input)
         real_vectors = vectors.real.clone().to(input.dtype)
         column = 0
@@ -45,13 +58,13 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
                 column += 2
             else:
                 column += 1
-        return EigResult(torch.view_as_real(values).contiguous().to(input.dtype), real_vectors)
+        return _result("eig", torch.view_as_real(values).contiguous().to(input.dtype), real_vectors)
 
     def solve(input, A, *, out=None):
         """torch < 1.13: ``solve(B, A)`` solves ``A X = B`` (arguments reversed from
         ``torch.linalg.solve``) and also returns the packed LU factorization of ``A``."""
         lu, pivots = linalg.lu_factor(A)
-        return SolveResult(torch.linalg.lu_solve(lu, pivots, input), lu)
+        return _result("solve", torch.linalg.lu_solve(lu, pivots, input), lu)
 
     def lstsq(input, A, *, out=None):
         """torch < 1.13: ``lstsq(B, A)`` for a 2-D ``A`` (m, n): the solution padded to
@@ -64,12 +77,12 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
         if m > n:
             q, _ = linalg.qr(A, mode="complete")
             solution = torch.cat([solution, (q.mT @ B)[n:]], dim=0)
-        return LstsqResult(solution, torch.geqrf(A)[0])
+        return _result("lstsq", solution, torch.geqrf(A)[0])
 
     def qr(input, some=True, *, out=None):
         """torch < 2: ``qr(A, some=True)`` is ``linalg.qr`` with mode 'reduced' (or 'complete')."""
         q, r = linalg.qr(input, mode="reduced" if some else "complete")
-        return QRResult(q, r)
+        return _result("qr", q, r)
 
     def cholesky(input, upper=False, *, out=None):
         """torch < 1.13: the lower factor L, or with ``upper=True`` the upper factor U = L^H."""
@@ -94,10 +107,9 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
     }
 
 
-def _raises_removed(function: Callable[..., Any], torch) -> bool:
-    """Whether ``function`` is one of torch's removal stubs: called on a 1x1 identity it
-    raises "... is now removed". Forks and working versions are left alone."""
-    eye = torch.eye(1)
+def _raises_removed(function: Callable[..., Any], eye) -> bool:
+    """Whether ``function`` is one of torch's removal stubs: called on ``eye`` (a 1x1
+    identity) it raises "... is now removed". Forks and working versions are left alone."""
     try:
         try:
             # One argument first: a stub that formats its second argument into its message
@@ -113,9 +125,10 @@ def _raises_removed(function: Callable[..., Any], torch) -> bool:
 
 
 def restore_linalg_functions(torch) -> None:
+    eye = torch.eye(1)  # one probe input for all seven (none of them changes it)
     for name, replacement in _linalg_functions(torch).items():
         current = getattr(torch, name, None)
-        if current is None or _raises_removed(current, torch):
+        if current is None or _raises_removed(current, eye):
             replace_attribute(torch, name, replacement, "torch.linalg_removals")
 
 
