@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Callable
 
-from compatfix.patching import record_redirect, replace_attribute, restore_names, wrap
+import sys
+
+from compatfix.patching import get_original, record_redirect, replace_attribute, restore_names, wrap
 from compatfix.registry import RISK_BEHAVIOUR, Shim
 
 # torch's own named tuples of these results are gone with the functions. Each is made at
@@ -185,6 +187,21 @@ _MASKED = {  # Tensor method / torch function -> position of the mask among the 
 }
 
 
+def _script_as_original(torch, name: str) -> None:
+    """Let ``torch.jit.script`` compile a call of the wrapped ``torch.<name>`` as the op it
+    compiled the original to (the old behaviour does not apply inside TorchScript, which
+    compiles as it did before). torch builds that table of builtins during its own import,
+    before any shim runs, so a wrapper is not in it and scripting a function that calls
+    it would fail; a table built later reads ``torch.<name>``, the wrapper, itself."""
+    builtins = sys.modules.get("torch.jit._builtins")
+    table = getattr(builtins, "_builtin_table", None)
+    if not isinstance(table, dict):
+        return
+    op = table.get(id(get_original(torch, name)))
+    if op is not None:
+        table[id(getattr(torch, name))] = op
+
+
 def _uint8_mask_retry(position: int, torch):
     def make(function):
         def with_uint8_mask(*args, **kwargs):
@@ -215,8 +232,8 @@ def accept_uint8_masks(torch) -> str | None:
     for name, position in _MASKED.items():
         # Tensor methods: self is args[0], so the mask is one further on.
         wrap(torch.Tensor, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks")
-        if hasattr(torch, name):
-            wrap(torch, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks")
+        if hasattr(torch, name) and wrap(torch, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks"):
+            _script_as_original(torch, name)
     return None
 
 
@@ -248,8 +265,9 @@ def _istft_real_view(torch):
 
 
 def restore_stft_real_view(torch) -> None:
-    wrap(torch, "stft", _stft_real_view(torch), "torch.stft_real_view")
-    wrap(torch, "istft", _istft_real_view(torch), "torch.stft_real_view")
+    for name, make in (("stft", _stft_real_view(torch)), ("istft", _istft_real_view(torch))):
+        if wrap(torch, name, make, "torch.stft_real_view"):
+            _script_as_original(torch, name)
 
 
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -277,7 +295,8 @@ def contiguous_comparisons(torch) -> str | None:
         return "this torch's comparison results are contiguous already"
     for name in _COMPARISONS:
         wrap(torch.Tensor, name, _contiguous_result(torch), "torch.comparisons_contiguous")
-        wrap(torch, name, _contiguous_result(torch), "torch.comparisons_contiguous")
+        if wrap(torch, name, _contiguous_result(torch), "torch.comparisons_contiguous"):
+            _script_as_original(torch, name)
     return None
 
 
