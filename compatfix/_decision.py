@@ -7,7 +7,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable
 
-    from compatfix._engine import Settings
+    from compatfix._settings import Settings
     from compatfix.registry import Shim
 
 

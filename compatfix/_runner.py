@@ -177,17 +177,17 @@ def value_problems(options: dict[str, str], config: "_project_config.ProjectConf
 
 
 def _bad_value(variable: str, value: str) -> str | None:
-    from compatfix import _engine
+    from compatfix import _settings
 
     if variable in LIST_VARIABLES:
-        unknown = [name for name in _engine.split_names(value) if not _names_a_shim(name)]
+        unknown = [name for name in _settings.split_names(value) if not _names_a_shim(name)]
         if unknown:
             return "%s %s no shim (see `compatfix list`)" % (
                 ", ".join(repr(name) for name in unknown), "matches" if len(unknown) == 1 else "match")
-    elif variable == _engine.ENV_DEVICE:
-        if value.strip().lower() not in _engine.DEVICES:
-            return "%r is not a known device (known: %s)" % (value, ", ".join(_engine.DEVICES))
-    elif variable == _engine.ENV_REPORT:
+    elif variable == _settings.ENV_DEVICE:
+        if value.strip().lower() not in _settings.DEVICES:
+            return "%r is not a known device (known: %s)" % (value, ", ".join(_settings.DEVICES))
+    elif variable == _settings.ENV_REPORT:
         if not value.strip():
             return "needs a file name"
         folder = os.path.dirname(os.path.abspath(value))
@@ -199,16 +199,16 @@ def _bad_value(variable: str, value: str) -> str | None:
 def _names_a_shim(pattern: str) -> bool:
     """Whether a disable/enable pattern matches a built-in shim, or else a plugin's (the
     plugin scan runs only for a pattern that no built-in shim matches)."""
-    from compatfix import _engine, _shim_index
+    from compatfix import _plugins, _settings, _shim_index
 
-    if any(_engine._matches(name, pattern) for name in _shim_index.NAMES):
+    if any(_settings.matches(name, pattern) for name in _shim_index.NAMES):
         return True
     global _plugin_names
     if _plugin_names is None:
         from compatfix.registry import plugin_shims
 
-        _plugin_names = {shim.name for shim in plugin_shims(_engine.plugin_entry_points())[0]}
-    return any(_engine._matches(name, pattern) for name in _plugin_names)
+        _plugin_names = {shim.name for shim in plugin_shims(_plugins.plugin_entry_points())[0]}
+    return any(_settings.matches(name, pattern) for name in _plugin_names)
 
 
 _plugin_names: "set[str] | None" = None

@@ -18,7 +18,7 @@ import sys
 from typing import Iterable
 
 from compatfix import _decision, _project_config
-from compatfix._engine import DEVICES, Settings
+from compatfix._settings import DEVICES, Settings
 from compatfix.registry import BEFORE_CONSUMER, Shim, all_shims
 
 

@@ -35,6 +35,11 @@ _MARK = "__compatfix_shim__"
 
 _collecting = _thread._local()
 
+# The engine that applies shims in this process, as each apply passes it in
+# (``collect_changes``): patching never imports the engine, which stands above it. Calls
+# that a device mode redirects long after the apply are counted on its recorder.
+_applying_engine: Any = None
+
 
 def _owner_name(owner: Any) -> str:
     if isinstance(owner, ModuleType):
@@ -50,16 +55,29 @@ def _note_change(what: str) -> None:
 
 class collect_changes:
     """Context manager the engine puts around one ``apply``: the list it yields receives
-    one line per change the patching functions make on this thread."""
+    one line per change the patching functions make on this thread.
+
+    ``engine`` is the engine applying: what ``restore_names`` asks (the shim's record, report
+    mode and its recorder) and where ``record_redirect`` counts. It is duck-typed (``shims``,
+    ``tracking_uses``, ``recorder``) so that this module needs no import of it."""
+
+    def __init__(self, engine: Any = None) -> None:
+        self._engine = engine
 
     def __enter__(self) -> list[str]:
+        global _applying_engine
         self._outer = getattr(_collecting, "changes", None)
+        self._outer_engine = getattr(_collecting, "engine", None)
         _collecting.changes = []
+        _collecting.engine = self._engine
+        if self._engine is not None:
+            _applying_engine = self._engine
         return _collecting.changes
 
     def __exit__(self, *exc_info: object) -> None:
         inner = _collecting.changes
         _collecting.changes = self._outer
+        _collecting.engine = self._outer_engine
         if self._outer is not None:  # a nested apply (a provide importing a target)
             self._outer.extend(inner)
 
@@ -120,13 +138,11 @@ def restore_names(module: ModuleType, names: Mapping[str, Any], shim: str) -> li
 
     A name that exists and works is never overwritten. A value may be a ``Lazy``.
     """
-    from compatfix import _engine
-
     absent = set(_absent_names(module, names))
     missing = {name: value for name, value in names.items() if name in absent}
     if not missing:
         return []
-    engine = _engine.active()
+    engine = getattr(_collecting, "engine", None)  # the engine whose apply this is, if any
     record = engine.shims.get(shim) if engine is not None else None
     if record is not None and record.restores and not record.restores.issuperset(missing):
         # The engine applies such a shim at the first use of a declared name: an
@@ -152,10 +168,10 @@ def _serve_from_getattr(module: ModuleType, names: dict[str, Any], shim: str, re
     """Serve ``names`` from a module ``__getattr__`` in front of the module's own: with a
     ``recorder`` (report mode) every use is recorded with its call site; without one, each
     (lazy) name becomes a plain attribute at its first use."""
-    from compatfix import _engine
+    from compatfix import _first_use
 
     previous = vars(module).get("__getattr__")
-    own = _engine.own_getattr(module)  # the engine's first-use hook is not the original
+    own = _first_use.own_getattr(module)  # the engine's first-use hook is not the original
     _saved.setdefault((module.__name__, "__getattr__"), _MISSING if own is None else own)
     prefix = module.__name__ + "."
 
@@ -313,9 +329,7 @@ def _argument_rewriter(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def record_redirect(shim: str, what: str) -> None:
     """Count a call that a device mode redirected, for the report."""
-    from compatfix import _engine
-
-    engine = _engine.active()
+    engine = _applying_engine
     if engine is not None:
         engine.recorder.record_redirect(shim, what)
 
@@ -326,10 +340,10 @@ def _first_use_hook(owner: Any, name: str) -> Any:
     so it has no saved original: the module's own ``__getattr__`` is behind it."""
     if name != "__getattr__" or not isinstance(owner, ModuleType):
         return None
-    from compatfix import _engine
+    from compatfix import _first_use
 
     current = vars(owner).get("__getattr__")
-    return current if current is not None and _engine.own_getattr(owner) is not current else None
+    return current if current is not None and _first_use.own_getattr(owner) is not current else None
 
 
 def is_patched(owner: Any, name: str) -> bool:

@@ -13,11 +13,11 @@ import importlib
 import os
 import sys
 
-from compatfix._engine import plugin_entry_points
+from compatfix._plugins import plugin_entry_points
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the engine loads before the target
-    from typing import Any, Callable, Iterable, Iterator, Mapping
+    from typing import Any, Callable, Iterable, Mapping
 
 # How a shim meets its target module.
 AFTER_IMPORT = "after_import"  # patch the module right after it is imported
@@ -257,68 +257,6 @@ def index_source() -> str:
     lines += ["}", ""]
     lines += ["NAMES = frozenset({", *("    %r," % name for name in names), "})", ""]
     return "\n".join(lines)
-
-
-def declared_entry_points(group: str, path: Iterable[str] | None = None) -> Iterator[tuple[str, str]]:
-    """``(name, "module:attr")`` for each entry point of ``group`` declared by the
-    distributions on ``path`` (default ``sys.path``), the first of each name winning, as
-    with ``importlib.metadata``.
-
-    The ``entry_points.txt`` files are read directly: ``importlib.metadata`` would add
-    ~40 ms and ~80 modules to the first target import, where the engine loads and asks
-    for them (``_engine.plugin_entry_points``, which caches the result). It does as little
-    as it can: a folder without distributions (the standard library's) is passed over
-    after one search of its listing, and a file is decoded only when it names the group.
-    """
-    seen: set[str] = set()
-    header = ("[%s]" % group).encode()
-    for entry in sys.path if path is None else path:
-        folder = entry or os.curdir
-        try:
-            names = os.listdir(folder)
-        except OSError:  # not a folder (a zip, a missing entry)
-            continue
-        listing = "/".join(names)
-        if ".dist-info" not in listing and ".egg-info" not in listing:
-            continue
-        names.sort()
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            # the normalised project name (PEP 503), without a regular expression: this
-            # runs on the first target import, before anything has compiled one
-            distribution = name.rpartition(".")[0].partition("-")[0].lower().replace("_", "-").replace(".", "-")
-            while "--" in distribution:
-                distribution = distribution.replace("--", "-")
-            if distribution in seen:
-                continue
-            seen.add(distribution)
-            # Most distributions declare no entry points: os.access answers without the
-            # OSError a failed open would raise, once per distribution on the path.
-            file = folder + os.sep + name + os.sep + "entry_points.txt"
-            if not os.access(file, os.R_OK):
-                continue
-            try:
-                with open(file, "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            if header in data:
-                yield from _section_items(data.decode("utf-8", "replace"), group)
-
-
-def _section_items(text: str, section: str) -> Iterator[tuple[str, str]]:
-    inside = False
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            inside = line == "[%s]" % section
-            continue
-        if inside and "=" in line:
-            name, _, value = line.partition("=")
-            yield name.strip(), value.split("[")[0].strip()  # drop any [extras]
 
 
 def _load(value: str) -> object:

@@ -40,7 +40,7 @@ def test_isolated_mode_and_no_site_mean_no_activation():
 
 def test_trigger_packages_match_the_registry():
     from _compatfix_bootstrap import CPU_MODE_TRIGGER_PACKAGES, TRIGGER_PACKAGES
-    from compatfix._engine import DEVICES
+    from compatfix._settings import DEVICES
     from compatfix.registry import builtin_shims
 
     def declared(shims) -> set[str]:

@@ -276,35 +276,35 @@ def test_the_plugin_scan_is_cached_until_a_folder_on_the_path_changes(tmp_path, 
     import sys
     import time
 
-    from compatfix import _engine
+    from compatfix import _plugins
 
-    monkeypatch.setattr(_engine, "_entry_point_cache", lambda: str(tmp_path / "cache.txt"))
+    monkeypatch.setattr(_plugins, "_entry_point_cache", lambda: str(tmp_path / "cache.txt"))
     folder = _plugin_folder(tmp_path / "site", "first")
     os.utime(folder, (time.time() - 100, time.time() - 100))
     monkeypatch.setattr(sys, "path", [str(folder)])
-    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    assert _plugins.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
     assert (tmp_path / "cache.txt").exists()
     # Edited in place (the folder on the path does not change): the cached scan is used.
     (folder / "first_plugin-1.0.dist-info" / "entry_points.txt").write_text("[compatfix.shims]\nedited = x:Y\n")
-    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    assert _plugins.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
     # compatfix list scans without the cache, and refreshes it.
-    assert _engine.plugin_entry_points(use_cache=False) == [("edited", "x:Y")]
-    assert _engine.plugin_entry_points() == [("edited", "x:Y")]
+    assert _plugins.plugin_entry_points(use_cache=False) == [("edited", "x:Y")]
+    assert _plugins.plugin_entry_points() == [("edited", "x:Y")]
     # A distribution installed: its folder changes, the path is scanned again.
     _plugin_folder(folder, "second")
     os.utime(folder, (time.time() - 50, time.time() - 50))
-    assert _engine.plugin_entry_points() == [("edited", "x:Y"), ("second", "second_plugin:SHIMS")]
+    assert _plugins.plugin_entry_points() == [("edited", "x:Y"), ("second", "second_plugin:SHIMS")]
 
 
 def test_a_folder_changed_just_now_or_an_unwritable_cache_means_a_scan_each_time(tmp_path, monkeypatch):
     import sys
 
-    from compatfix import _engine
+    from compatfix import _plugins
 
     folder = _plugin_folder(tmp_path / "site", "first")  # the folder itself changed just now
     monkeypatch.setattr(sys, "path", [str(folder)])
-    monkeypatch.setattr(_engine, "_entry_point_cache", lambda: str(tmp_path / "cache.txt"))
-    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    monkeypatch.setattr(_plugins, "_entry_point_cache", lambda: str(tmp_path / "cache.txt"))
+    assert _plugins.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
     assert not (tmp_path / "cache.txt").exists()  # a coarse clock could hide the next change
-    monkeypatch.setattr(_engine, "_entry_point_cache", lambda: str(tmp_path / "no-such-folder" / "cache.txt"))
-    assert _engine.plugin_entry_points() == [("first", "first_plugin:SHIMS")]
+    monkeypatch.setattr(_plugins, "_entry_point_cache", lambda: str(tmp_path / "no-such-folder" / "cache.txt"))
+    assert _plugins.plugin_entry_points() == [("first", "first_plugin:SHIMS")]

@@ -14,7 +14,7 @@ from support import FIXTURES, TESTS, clean_env, run_python
 
 import compatfix
 from compatfix import _shim_index, registry
-from compatfix._engine import DEVICES
+from compatfix._settings import DEVICES
 
 PLUGIN = os.path.join(FIXTURES, "plugin")
 
@@ -94,7 +94,9 @@ def test_import_numpy_loads_no_other_library_s_shims():
         """)
     at_import, at_first_use = (json.loads(line) for line in result.stdout.splitlines())
     # (the registry too, when the engine's cache of the plugin scan does not match this path)
-    assert set(at_import) - {"compatfix.registry"} == {"compatfix", "compatfix._engine", "compatfix._shim_index"}
+    assert set(at_import) - {"compatfix.registry"} == {
+        "compatfix", "compatfix._engine", "compatfix._finder", "compatfix._first_use", "compatfix._plugins",
+        "compatfix._settings", "compatfix._shim_index"}
     shim_modules = [name for name in at_first_use if name.startswith("compatfix.shims.")]
     assert shim_modules == ["compatfix.shims.numpy"], at_first_use
 
@@ -183,7 +185,7 @@ def test_a_plugin_importing_a_target_at_its_top_gets_the_program_s_module(tmp_pa
 
 def test_nccl_fallback_yields_to_cpu_mode_in_its_record():
     from compatfix import _decision
-    from compatfix._engine import Settings
+    from compatfix._settings import Settings
 
     shims = {shim.name: shim for shim in registry.builtin_shims(DEVICES)}
     fallback = shims["torch.distributed.nccl_fallback"]

@@ -61,7 +61,7 @@ def _provided_by_compatfix(version: str) -> Finding | None:
     """The finding for a lite mmcv whose ``mmcv._ext`` compatfix's stand-in provides here
     (the ``mmcv._ext`` shim is on and its range covers ``version``); None otherwise."""
     from compatfix import _versions
-    from compatfix._engine import Settings
+    from compatfix._settings import Settings
     from compatfix.mmcv_standin.ext import fallback_names
     from compatfix.shims.mmcv._ext import SHIMS
 

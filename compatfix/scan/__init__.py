@@ -274,7 +274,7 @@ def _after_pin(removed_in: str, spec: str) -> bool:
 
 def scan(paths: Iterable[str], settings: Any = None) -> ScanResult:
     """Scan files and folders; paths in the findings are relative to the first folder."""
-    from compatfix._engine import DEVICES, Settings
+    from compatfix._settings import DEVICES, Settings
     from compatfix.registry import all_shims
 
     paths = list(paths)

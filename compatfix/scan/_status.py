@@ -10,7 +10,7 @@ import sys
 from typing import Callable
 
 from compatfix import _decision
-from compatfix._engine import Settings
+from compatfix._settings import Settings
 from compatfix._versions import check_requires
 # The doctor's reading of the same inventory: one answer to "is this removed here?".
 from compatfix.doctor.removed_apis import DEPENDENCY_NAMES, installed_version, removed_in_version

@@ -6,15 +6,30 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Callable
 
-from compatfix.patching import record_redirect, replace_attribute, restore_names, wrap
+import sys
+
+from compatfix.patching import get_original, record_redirect, replace_attribute, restore_names, wrap
 from compatfix.registry import RISK_BEHAVIOUR, Shim
 
-# torch's own named tuples of these results are gone with the functions.
-SymeigResult = namedtuple("symeig", ["eigenvalues", "eigenvectors"])
-EigResult = namedtuple("eig", ["eigenvalues", "eigenvectors"])
-SolveResult = namedtuple("solve", ["solution", "LU"])
-LstsqResult = namedtuple("lstsq", ["solution", "QR"])
-QRResult = namedtuple("qr", ["Q", "R"])
+# torch's own named tuples of these results are gone with the functions. Each is made at
+# the first call that returns one: namedtuple() compiles code, and `import torch` would
+# pay for five of them that most programs never use.
+_RESULT_FIELDS = {
+    "symeig": ("eigenvalues", "eigenvectors"),
+    "eig": ("eigenvalues", "eigenvectors"),
+    "solve": ("solution", "LU"),
+    "lstsq": ("solution", "QR"),
+    "qr": ("Q", "R"),
+}
+_result_types: dict[str, Any] = {}
+
+
+def _result(name: str, *values: Any) -> Any:
+    """The old named tuple ``name`` (``torch.return_types.<name>`` before it was removed)."""
+    kind = _result_types.get(name)
+    if kind is None:
+        kind = _result_types.setdefault(name, namedtuple(name, _RESULT_FIELDS[name]))
+    return kind(*values)
 
 
 def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
@@ -25,16 +40,16 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
         ``eigenvectors`` the second element is an empty tensor."""
         uplo = "U" if upper else "L"
         if not eigenvectors:
-            return SymeigResult(linalg.eigvalsh(input, UPLO=uplo), input.new_empty(0))
+            return _result("symeig", linalg.eigvalsh(input, UPLO=uplo), input.new_empty(0))
         values, vectors = linalg.eigh(input, UPLO=uplo)
-        return SymeigResult(values, vectors)
+        return _result("symeig", values, vectors)
 
     def eig(input, eigenvectors=False, *, out=None):
         """torch < 1.13: eigenvalues of a real matrix as an (n, 2) real tensor of (real,
         imaginary) parts; eigenvectors as real columns in LAPACK's layout, a complex pair
         (imaginary part > 0 first) stored as its real and imaginary parts in two columns."""
         if not eigenvectors:
-            return EigResult(torch.view_as_real(linalg.eigvals(input)).contiguous(), input.new_empty(0))
+            return _result("eig", torch.view_as_real(linalg.eigvals(input)).contiguous(), input.new_empty(0))
         values, vectors = linalg.eig(input)
         real_vectors = vectors.real.clone().to(input.dtype)
         column = 0
@@ -45,13 +60,13 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
                 column += 2
             else:
                 column += 1
-        return EigResult(torch.view_as_real(values).contiguous().to(input.dtype), real_vectors)
+        return _result("eig", torch.view_as_real(values).contiguous().to(input.dtype), real_vectors)
 
     def solve(input, A, *, out=None):
         """torch < 1.13: ``solve(B, A)`` solves ``A X = B`` (arguments reversed from
         ``torch.linalg.solve``) and also returns the packed LU factorization of ``A``."""
         lu, pivots = linalg.lu_factor(A)
-        return SolveResult(torch.linalg.lu_solve(lu, pivots, input), lu)
+        return _result("solve", torch.linalg.lu_solve(lu, pivots, input), lu)
 
     def lstsq(input, A, *, out=None):
         """torch < 1.13: ``lstsq(B, A)`` for a 2-D ``A`` (m, n): the solution padded to
@@ -64,12 +79,12 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
         if m > n:
             q, _ = linalg.qr(A, mode="complete")
             solution = torch.cat([solution, (q.mT @ B)[n:]], dim=0)
-        return LstsqResult(solution, torch.geqrf(A)[0])
+        return _result("lstsq", solution, torch.geqrf(A)[0])
 
     def qr(input, some=True, *, out=None):
         """torch < 2: ``qr(A, some=True)`` is ``linalg.qr`` with mode 'reduced' (or 'complete')."""
         q, r = linalg.qr(input, mode="reduced" if some else "complete")
-        return QRResult(q, r)
+        return _result("qr", q, r)
 
     def cholesky(input, upper=False, *, out=None):
         """torch < 1.13: the lower factor L, or with ``upper=True`` the upper factor U = L^H."""
@@ -94,10 +109,9 @@ def _linalg_functions(torch) -> dict[str, Callable[..., Any]]:
     }
 
 
-def _raises_removed(function: Callable[..., Any], torch) -> bool:
-    """Whether ``function`` is one of torch's removal stubs: called on a 1x1 identity it
-    raises "... is now removed". Forks and working versions are left alone."""
-    eye = torch.eye(1)
+def _raises_removed(function: Callable[..., Any], eye) -> bool:
+    """Whether ``function`` is one of torch's removal stubs: called on ``eye`` (a 1x1
+    identity) it raises "... is now removed". Forks and working versions are left alone."""
     try:
         try:
             # One argument first: a stub that formats its second argument into its message
@@ -113,9 +127,10 @@ def _raises_removed(function: Callable[..., Any], torch) -> bool:
 
 
 def restore_linalg_functions(torch) -> None:
+    eye = torch.eye(1)  # one probe input for all seven (none of them changes it)
     for name, replacement in _linalg_functions(torch).items():
         current = getattr(torch, name, None)
-        if current is None or _raises_removed(current, torch):
+        if current is None or _raises_removed(current, eye):
             replace_attribute(torch, name, replacement, "torch.linalg_removals")
 
 
@@ -172,6 +187,21 @@ _MASKED = {  # Tensor method / torch function -> position of the mask among the 
 }
 
 
+def _script_as_original(torch, name: str) -> None:
+    """Let ``torch.jit.script`` compile a call of the wrapped ``torch.<name>`` as the op it
+    compiled the original to (the old behaviour does not apply inside TorchScript, which
+    compiles as it did before). torch builds that table of builtins during its own import,
+    before any shim runs, so a wrapper is not in it and scripting a function that calls
+    it would fail; a table built later reads ``torch.<name>``, the wrapper, itself."""
+    builtins = sys.modules.get("torch.jit._builtins")
+    table = getattr(builtins, "_builtin_table", None)
+    if not isinstance(table, dict):
+        return
+    op = table.get(id(get_original(torch, name)))
+    if op is not None:
+        table[id(getattr(torch, name))] = op
+
+
 def _uint8_mask_retry(position: int, torch):
     def make(function):
         def with_uint8_mask(*args, **kwargs):
@@ -202,8 +232,8 @@ def accept_uint8_masks(torch) -> str | None:
     for name, position in _MASKED.items():
         # Tensor methods: self is args[0], so the mask is one further on.
         wrap(torch.Tensor, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks")
-        if hasattr(torch, name):
-            wrap(torch, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks")
+        if hasattr(torch, name) and wrap(torch, name, _uint8_mask_retry(position + 1, torch), "torch.uint8_masks"):
+            _script_as_original(torch, name)
     return None
 
 
@@ -235,8 +265,9 @@ def _istft_real_view(torch):
 
 
 def restore_stft_real_view(torch) -> None:
-    wrap(torch, "stft", _stft_real_view(torch), "torch.stft_real_view")
-    wrap(torch, "istft", _istft_real_view(torch), "torch.stft_real_view")
+    for name, make in (("stft", _stft_real_view(torch)), ("istft", _istft_real_view(torch))):
+        if wrap(torch, name, make, "torch.stft_real_view"):
+            _script_as_original(torch, name)
 
 
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -264,7 +295,8 @@ def contiguous_comparisons(torch) -> str | None:
         return "this torch's comparison results are contiguous already"
     for name in _COMPARISONS:
         wrap(torch.Tensor, name, _contiguous_result(torch), "torch.comparisons_contiguous")
-        wrap(torch, name, _contiguous_result(torch), "torch.comparisons_contiguous")
+        if wrap(torch, name, _contiguous_result(torch), "torch.comparisons_contiguous"):
+            _script_as_original(torch, name)
     return None
 
 

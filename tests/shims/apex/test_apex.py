@@ -144,8 +144,8 @@ def test_replaces_found_is_only_for_provide_shims():
 
 
 def test_engine_replaces_only_what_the_predicate_rejects_and_survives_a_broken_one():
-    from compatfix._engine import Settings
-    from compatfix._engine import Engine, _ProvidingLoader
+    from compatfix._settings import Settings
+    from compatfix._engine import Engine, ProvidingLoader as _ProvidingLoader
     from compatfix.registry import PROVIDE, Shim
 
     def make(name, predicate):

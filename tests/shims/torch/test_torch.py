@@ -314,3 +314,31 @@ def test_topk_accuracy_counts_hits_with_contiguous_comparisons():
     hits = [sum(label in _ranked(row)[:k] for row, label in zip(scores, labels)) for k in (1, 3)]
     assert hits == [0, 2]  # by hand: top-1 misses all three; labels 1 and 4 are in their top 3
     assert json.loads(result.stdout) == {"method": [float(h) for h in hits], "function": [6.0]}, result.stderr
+
+
+# --- the wrapped torch functions and TorchScript -------------------------------------------
+
+SCRIPTED = '''
+import warnings
+import torch
+warnings.simplefilter("ignore")
+def old_code(x, mask):
+    return torch.eq(x, 0).float().sum() + torch.ne(x.t(), 0).float().sum() + torch.masked_fill(x, mask, 1.0).sum()
+x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]])
+mask = x > 2
+scripted = torch.jit.script(old_code)
+print(float(scripted(x, mask)), float(old_code(x, mask)))
+'''
+
+
+@pytest.mark.parametrize("compatfix", [True, False])
+def test_torch_jit_script_compiles_calls_of_the_wrapped_torch_functions(tmp_path, compatfix):
+    # torch builds TorchScript's table of builtins during its import, before the shims wrap
+    # torch.eq and torch.masked_fill: without registering the wrappers, scripting fails.
+    script = tmp_path / "scripted.py"  # a file: torch.jit.script reads the source
+    script.write_text(SCRIPTED)
+    result = run_python(str(script), compatfix=compatfix)
+    assert result.returncode == 0, result.stderr
+    # By hand: eq finds two zeros (2), ne four nonzeros (4), and the masked fill turns 3 and 5
+    # into ones (0 + 1 + 2 + 1 + 0 + 1 = 5): 11, scripted and not.
+    assert result.stdout.split() == ["11.0", "11.0"]
