@@ -403,7 +403,7 @@ def _port(args: Any) -> int:
             raise
         print(LIBCST_MISSING, file=sys.stderr)
         return 2
-    from compatfix._engine import DEVICES
+    from compatfix._settings import DEVICES
     from compatfix.registry import all_shims
 
     result = scan(args.paths)
