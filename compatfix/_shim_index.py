@@ -245,6 +245,7 @@ NAMES = frozenset({
     'torch._six',
     'torch._six.names',
     'torch._utils.accumulate',
+    'torch.clamp_float_bounds',
     'torch.comparisons_contiguous',
     'torch.cuda.set_device.explain',
     'torch.cuda.set_device.oversubscribe',

@@ -217,6 +217,12 @@ REMOVALS: tuple[Removal, ...] = (
             shim="torch.inplace_int_arithmetic", opt_in=True,
             note="opt-in: torch 1.4's truncation silently hides what torch now reports",
             replacement="out-of-place arithmetic with an explicit cast, or a float tensor"),
+    Removal("torch", "in-place clamp_ / clamp_min_ / clamp_max_ / clip_ of an integer tensor with a float bound",
+            "1.12", "2022-06", "YOLOv3-family target assignment: gj.clamp_(0, gain[3] - 1)",
+            "pytorch#77035 (clamp's bounds take part in type promotion; BC-breaking note)",
+            shim="torch.clamp_float_bounds", note="restored for in-place calls, which now raise; the out-of-place "
+            "clamp returns a float tensor since 1.12 and is left as it is",
+            replacement="integer bounds: t.clamp_(0, int(bound))"),
     Removal("torch", "1 - bool_tensor, -bool_tensor", "1.2", "2019-08",
             "mask inversion when comparisons returned uint8",
             "torch 1.2.0 release notes (comparison ops return bool)",

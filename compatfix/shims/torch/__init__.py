@@ -237,6 +237,51 @@ def accept_uint8_masks(torch) -> str | None:
     return None
 
 
+_CLAMPS_IN_PLACE = ("clamp_", "clamp_min_", "clamp_max_", "clip_")
+
+
+def _bound_of_dtype(tensor, bound, torch):
+    """A float bound as torch <= 1.11 used it on an integer tensor: cast to the tensor's
+    dtype (C++'s conversion: truncated toward zero)."""
+    if isinstance(bound, float):
+        return int(bound)
+    if isinstance(bound, torch.Tensor) and bound.is_floating_point():
+        return bound.to(tensor.dtype)
+    return bound
+
+
+def _integer_clamp_retry(torch):
+    def make(function):
+        def with_integer_bounds(tensor, *args, **kwargs):
+            try:
+                return function(tensor, *args, **kwargs)
+            except RuntimeError as exc:
+                # torch 1.12 made clamp's bounds take part in type promotion: an in-place
+                # clamp of an integer tensor with a float bound (YOLOv3's gj.clamp_(0, gain[3]
+                # - 1)) now fails. Only such a failed call is retried, with the bounds cast
+                # to the tensor's dtype as torch <= 1.11 cast them.
+                if ("can't be cast to the desired output type" not in str(exc) or tensor.is_floating_point()
+                        or tensor.is_complex() or tensor.dtype == torch.bool):
+                    raise
+                try:
+                    args = tuple(_bound_of_dtype(tensor, bound, torch) for bound in args)
+                    kwargs = {key: _bound_of_dtype(tensor, bound, torch) for key, bound in kwargs.items()}
+                except (OverflowError, ValueError):  # inf or nan: torch <= 1.11 refused those too
+                    raise exc from None
+                return function(tensor, *args, **kwargs)
+
+        return with_integer_bounds
+
+    return make
+
+
+def accept_float_bounds_in_integer_clamps(torch) -> None:
+    for name in _CLAMPS_IN_PLACE:
+        wrap(torch.Tensor, name, _integer_clamp_retry(torch), "torch.clamp_float_bounds")
+        if hasattr(torch, name) and wrap(torch, name, _integer_clamp_retry(torch), "torch.clamp_float_bounds"):
+            _script_as_original(torch, name)
+
+
 def _stft_real_view(torch):
     def make(stft):
         def stft_with_old_default(input, *args, **kwargs):
@@ -386,6 +431,20 @@ SHIMS = (
         summary="retry a call that failed on a uint8 mask with mask.bool() (nonzero = selected, as before); "
         "working calls are not touched",
         replacement="boolean masks: mask.bool(), or build the mask with a comparison",
+    ),
+    Shim(
+        "torch.clamp_float_bounds",
+        targets=["torch"],
+        requires={"torch": ">=1.12"},
+        apply=accept_float_bounds_in_integer_clamps,
+        broke="torch 1.12 (2022-06, pytorch#77035) made clamp's min/max take part in type promotion, so an "
+        "in-place clamp_ of an integer tensor with a float bound raises 'result type Float can't be cast to "
+        "the desired output type Long'; torch <= 1.11 cast the bounds to the tensor's dtype",
+        summary="retry an in-place clamp_/clamp_min_/clamp_max_/clip_ of an integer tensor that failed on a float "
+        "bound with the bounds cast to its dtype (truncated, as before); working calls and the out-of-place "
+        "clamp (which now returns a float tensor) are not touched",
+        replacement="integer bounds: t.clamp_(0, int(bound)), or bound.long()",
+        risk=RISK_BEHAVIOUR,
     ),
     Shim(
         "torch.stft_real_view",
