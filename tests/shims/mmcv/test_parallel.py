@@ -97,8 +97,9 @@ def test_mmddp_steps_fail_without_compatfix(tmp_path):
     (off,) = run_ddp_steps(tmp_path, compatfix=False).values()
     if OLD_MMCV:  # mmcv 1.3.0 train_step calls DDP._sync_params (gone in torch 1.11)
         assert off["error"] == "train_step: " + SYNC_PARAMS_ERROR
-        (alone,) = run_ddp_steps(tmp_path / "alone", compatfix=True,
-                                 COMPATFIX_DISABLE="mmcv.parallel.ddp_sync_params").values()
+        # torch's own _sync_params shim (shims/torch/nn/parallel.py) restores the method too
+        (alone,) = run_ddp_steps(tmp_path / "alone", compatfix=True, COMPATFIX_DISABLE=(
+            "mmcv.parallel.ddp_sync_params,torch.nn.parallel.DistributedDataParallel._sync_params")).values()
         assert alone["error"] == "train_step: " + SYNC_PARAMS_ERROR
     else:  # mmcv 1.7.2 _run_ddp_forward reads _use_replicated_tensor_module (gone in torch 2.1)
         assert off["error"] == "forward: " + REPLICATED_ERROR
@@ -211,6 +212,8 @@ def test_only_the_needed_shims_apply_and_applying_again_changes_nothing():
                                            for name in ("_run_ddp_forward", "_sync_params")),
         }))
         """,
+        # only mmcv's shims: torch's own _sync_params shim would restore the method on torch's DDP
+        env=clean_env(COMPATFIX_DISABLE="torch.nn.parallel.DistributedDataParallel._sync_params"),
         timeout=TIMEOUT,
     )
     assert result.returncode == 0, result.stderr[-3000:]
