@@ -46,6 +46,8 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from compatfix.scan._python import _dotted  # the scanner's own reading of a.b.c
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "acceptance" / "corpus"
 REPOS_TXT = CORPUS / "repos.txt"
@@ -138,19 +140,6 @@ def cmd_list(args: argparse.Namespace) -> None:
 
 # --------------------------------------------------------------------------------------
 # scan
-
-def _dotted(node: ast.expr) -> list[str] | None:
-    """``a.b.c`` -> ['a', 'b', 'c']; None for anything but names and attributes
-    (as compatfix.scan._python._dotted)."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return parts[::-1]
-
 
 def _interesting(dotted: str) -> bool:
     head = dotted.partition(".")[0]
