@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any, Callable
 
+import inspect
 import sys
 
 from compatfix.patching import get_original, record_redirect, replace_attribute, restore_names, wrap
@@ -193,13 +194,19 @@ def _script_as_original(torch, name: str) -> None:
     compiles as it did before). torch builds that table of builtins during its own import,
     before any shim runs, so a wrapper is not in it and scripting a function that calls
     it would fail; a table built later reads ``torch.<name>``, the wrapper, itself."""
+    original, wrapper = get_original(torch, name), getattr(torch, name)
     builtins = sys.modules.get("torch.jit._builtins")
     table = getattr(builtins, "_builtin_table", None)
-    if not isinstance(table, dict):
-        return
-    op = table.get(id(get_original(torch, name)))
+    op = table.get(id(original)) if isinstance(table, dict) else None
     if op is not None:
-        table[id(getattr(torch, name))] = op
+        table[id(wrapper)] = op
+    elif inspect.isfunction(original):
+        # An original written in Python (torch.stft, torch.functional's): TorchScript
+        # compiles the function it finds, and the wrapper's *args/**kwargs do not compile.
+        # These are the marks torch.jit._script_if_tracing leaves on its own wrappers, which
+        # make torch.jit.script compile the function beneath instead.
+        wrapper.__original_fn = original
+        wrapper.__script_if_tracing_wrapper = True
 
 
 def _uint8_mask_retry(position: int, torch):
