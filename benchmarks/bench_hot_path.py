@@ -9,9 +9,15 @@ to ``torch.compile`` / ``torch.jit.script`` (a benchmark, not a test).
 * A training step (forward, backward, SGD) of a small transformer encoder and of a small
   CNN, in two children, one with compatfix on and one with ``COMPATFIX=0``, started
   alternately round by round; the ratio of the medians of their CPU time per step.
+  With ``--instructions``, the same steps are counted in instructions (valgrind's
+  callgrind, as ``bench_startup.py --instructions`` counts): each child runs once with
+  ``--low-steps`` and once with ``--high-steps`` steps after the same warm-up, and the
+  difference divided by the difference in steps is the cost of one step, free of the
+  import and warm-up around it. A count does not move with the machine's load; a time does.
 * ``torch._dynamo.explain`` of a function that calls the wrapped methods (``t().eq``,
   ``masked_fill``): graphs and graph breaks with and without compatfix. And whether
-  ``torch.jit.script`` of such a function still compiles.
+  ``torch.jit.script`` of such a function, and of one calling the wrapped ``torch.stft``,
+  still compiles.
 """
 
 from __future__ import annotations
@@ -19,13 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import timeit
 
 TRAIN = r"""
-import json, sys, time
+import gc, json, sys, time
 import torch
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -57,6 +65,11 @@ def step():
     optimizer.step()
 for _ in range(3):
     step()
+# The objects alive after warm-up (torch's and, with compatfix on, its own) go to the permanent
+# generation: otherwise a full collection that one child reaches and the other does not, because
+# they hold different numbers of objects, outweighs what the wrappers cost.
+gc.collect()
+gc.freeze()
 start = time.process_time()
 for _ in range(steps):
     step()
@@ -83,6 +96,13 @@ try:
     out["jit_script"] = bool(torch.equal(scripted(x, mask), scripted_code(x, mask)))
 except Exception as error:
     out["jit_script"] = "%s: %s" % (type(error).__name__, str(error).splitlines()[0][:160])
+def scripted_spectrum(x):
+    return torch.stft(x, 16, window=torch.hann_window(16), return_complex=True).abs().sum()
+try:
+    signal = torch.randn(256)
+    out["jit_script_stft"] = bool(torch.allclose(torch.jit.script(scripted_spectrum)(signal), scripted_spectrum(signal)))
+except Exception as error:
+    out["jit_script_stft"] = "%s: %s" % (type(error).__name__, str(error).splitlines()[0][:160])
 print(json.dumps(out))
 """
 
@@ -134,15 +154,35 @@ def per_call(calls: int, rounds: int) -> None:
                 best["wrapped"] / best["original"]))
 
 
+def step_instructions(python: str, low: int, high: int) -> None:
+    from bench_startup import instructions  # the start-up benchmark's callgrind count, fresh byte-code and all
+
+    cwd = tempfile.mkdtemp(prefix="compatfix-hot-path-instructions-")
+    os.utime(cwd, (0, 1_000_000_000))  # an old folder: the plugin-scan cache's key stays put
+    print("\ntraining step in instructions (callgrind), (count at %d steps - count at %d) / %d:" % (
+        high, low, high - low))
+    print("  | model | on | off | ratio |\n  |---|---|---|---|")
+    for kind in ("transformer", "cnn"):
+        per_step = {}
+        for flag in (True, False):
+            counts = [instructions(python, TRAIN, env(flag), cwd, (kind, str(steps))) for steps in (low, high)]
+            per_step[flag] = (counts[1] - counts[0]) / (high - low)
+        print("  | %s | %.2fM | %.2fM | %.4f |" % (
+            kind, per_step[True] / 1e6, per_step[False] / 1e6, per_step[True] / per_step[False]), flush=True)
+    shutil.rmtree(cwd, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skip-per-call", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count a training step in instructions with callgrind (slow: minutes per child)")
+    parser.add_argument("--low-steps", type=int, default=2)
+    parser.add_argument("--high-steps", type=int, default=12)
     options = parser.parse_args()
-    import tempfile
-
     cwd = tempfile.mkdtemp(prefix="compatfix-hot-path-")  # not the repository: its compatfix/ would shadow
     python = sys.executable
     if not options.skip_per_call:
@@ -155,11 +195,11 @@ def main() -> int:
                 times[flag].append(child(python, TRAIN, [kind, str(options.steps)], flag, cwd))
         on, off = statistics.median(times[True]), statistics.median(times[False])
         print("  %-12s on %.2f ms  off %.2f ms  ratio %.3f" % (kind, on * 1e3, off * 1e3, on / off))
+    if options.instructions:
+        step_instructions(python, options.low_steps, options.high_steps)
     print("\ntorch._dynamo.explain and torch.jit.script of code calling t().eq and masked_fill:")
     for flag in (True, False):
         print("  compatfix %-3s %s" % ("on" if flag else "off", json.dumps(child(python, COMPILE, [], flag, cwd))))
-    import shutil
-
     shutil.rmtree(cwd, ignore_errors=True)
     return 0
 

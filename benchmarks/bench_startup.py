@@ -192,8 +192,8 @@ INSTRUCTION_ROWS = (
 )
 
 
-def instructions(python: str, code: str, env: dict[str, str], cwd: str) -> int:
-    """Instructions one ``python -c code`` child executes, counted by valgrind's callgrind.
+def instructions(python: str, code: str, env: dict[str, str], cwd: str, argv: tuple[str, ...] = ()) -> int:
+    """Instructions one ``python -c code *argv`` child executes, counted by valgrind's callgrind.
 
     With fresh byte-code: the child's byte-code goes to an empty PYTHONPYCACHEPREFIX
     folder, which one uncounted run first fills from the installed sources (and which
@@ -204,8 +204,9 @@ def instructions(python: str, code: str, env: dict[str, str], cwd: str) -> int:
     try:
         env = dict(env, PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=prefix, **SINGLE_THREADED)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        subprocess.run([python, "-c", code], capture_output=True, env=env, cwd=cwd)
-        out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
+        subprocess.run([python, "-c", code, *argv], capture_output=True, env=env, cwd=cwd)
+        out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code,
+                              *argv],
                              capture_output=True, text=True, env=env, cwd=cwd)
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
