@@ -21,6 +21,25 @@ from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 # Where 1.x defined the restored transforms: their pickles and serialized names say so.
 OLD_MODULE = "albumentations.augmentations.transforms"
 
+# What albumentations.augmentations.transforms exported in albumentations 0.5.2 and 1.3.1
+# (their __all__, together): the transforms 2020-22 code used.
+OLD_NAMES = (
+    "Blur", "CLAHE", "CenterCrop", "ChannelDropout", "ChannelShuffle", "CoarseDropout", "ColorJitter", "Crop",
+    "CropNonEmptyMaskIfExists", "Cutout", "Downscale", "ElasticTransform", "Emboss", "Equalize", "FancyPCA",
+    "Flip", "FromFloat", "GaussNoise", "GaussianBlur", "GlassBlur", "GridDistortion", "GridDropout",
+    "HorizontalFlip", "HueSaturationValue", "ISONoise", "ImageCompression", "InvertImg", "JpegCompression",
+    "Lambda", "LongestMaxSize", "MaskDropout", "MedianBlur", "MotionBlur", "MultiplicativeNoise", "Normalize",
+    "OpticalDistortion", "PadIfNeeded", "PixelDropout", "Posterize", "RGBShift", "RandomBrightness",
+    "RandomBrightnessContrast", "RandomContrast", "RandomCrop", "RandomCropNearBBox", "RandomFog",
+    "RandomGamma", "RandomGravel", "RandomGridShuffle", "RandomRain", "RandomResizedCrop", "RandomRotate90",
+    "RandomScale", "RandomShadow", "RandomSizedBBoxSafeCrop", "RandomSizedCrop", "RandomSnow",
+    "RandomSunFlare", "RandomToneCurve", "Resize", "RingingOvershoot", "Rotate", "Sharpen", "ShiftScaleRotate",
+    "SmallestMaxSize", "Solarize", "Spatter", "Superpixels", "TemplateTransform", "ToFloat", "ToGray", "ToRGB",
+    "ToSepia", "Transpose", "UnsharpMask", "VerticalFlip",
+)
+# Those that today's albumentations has, or compatfix restores: each took always_apply.
+ALWAYS_APPLY_CLASSES = tuple(name for name in OLD_NAMES if name not in ("Cutout", "TemplateTransform"))
+
 
 def _signature_with_keywords(init: Callable[..., Any], keywords: dict[str, Any]) -> Any:
     """``init``'s signature with ``keywords`` (name -> default) added as keyword-only
@@ -235,7 +254,8 @@ SHIMS = (
         summary="accept always_apply on every transform: always_apply=True sets p=1.0 (1.x applied it "
         "whatever p said)",
         replacement="p=1.0",
-        rewrites={"albumentations.*(+always_apply)": "p=1.0 instead of always_apply=True"},
+        rewrites={"albumentations.%s(+always_apply)" % name: "p=1.0 instead of always_apply=True"
+                  for name in ALWAYS_APPLY_CLASSES},
     ),
     Shim(
         "albumentations.ImageCompression.quality_lower",

@@ -8,24 +8,9 @@ import importlib
 
 from compatfix.patching import Lazy, has_working_name, restore_names
 from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
+from compatfix.shims.albumentations import OLD_NAMES
 
 MODULE = "albumentations.augmentations.transforms"
-
-# What the module exported in albumentations 0.5.2 and 1.3.1 (their __all__, together).
-OLD_NAMES = (
-    "Blur", "CLAHE", "CenterCrop", "ChannelDropout", "ChannelShuffle", "CoarseDropout", "ColorJitter", "Crop",
-    "CropNonEmptyMaskIfExists", "Cutout", "Downscale", "ElasticTransform", "Emboss", "Equalize", "FancyPCA",
-    "Flip", "FromFloat", "GaussNoise", "GaussianBlur", "GlassBlur", "GridDistortion", "GridDropout",
-    "HorizontalFlip", "HueSaturationValue", "ISONoise", "ImageCompression", "InvertImg", "JpegCompression",
-    "Lambda", "LongestMaxSize", "MaskDropout", "MedianBlur", "MotionBlur", "MultiplicativeNoise", "Normalize",
-    "OpticalDistortion", "PadIfNeeded", "PixelDropout", "Posterize", "RGBShift", "RandomBrightness",
-    "RandomBrightnessContrast", "RandomContrast", "RandomCrop", "RandomCropNearBBox", "RandomFog",
-    "RandomGamma", "RandomGravel", "RandomGridShuffle", "RandomRain", "RandomResizedCrop", "RandomRotate90",
-    "RandomScale", "RandomShadow", "RandomSizedBBoxSafeCrop", "RandomSizedCrop", "RandomSnow",
-    "RandomSunFlare", "RandomToneCurve", "Resize", "RingingOvershoot", "Rotate", "Sharpen", "ShiftScaleRotate",
-    "SmallestMaxSize", "Solarize", "Spatter", "Superpixels", "TemplateTransform", "ToFloat", "ToGray", "ToRGB",
-    "ToSepia", "Transpose", "UnsharpMask", "VerticalFlip",
-)
 
 
 def provide_transforms(module) -> None:
