@@ -66,7 +66,7 @@ NUMPY_NAMES = tuple("""
 SCIMATH_NAMES = ("sqrt", "log", "log2", "logn", "log10", "power", "arccos", "arcsin", "arctanh")
 OTHER_NAMES = {"rand": "numpy.random", "randn": "numpy.random", "ifft": "numpy.fft"}
 # Those of NUMPY_NAMES that NumPy 2 removed as well (2.4 and 2.5 lack them): no plain
-# rename to numpy.<name> ports them; compatfix's numpy shims restore many of them.
+# rename to numpy.<name> ports them; compatfix's numpy shims restore most of them ...
 NUMPY2_REMOVED = frozenset("""
     ALLOW_THREADS AxisError BUFSIZE CLIP ComplexWarning DataSource ERR_CALL ERR_DEFAULT ERR_IGNORE ERR_LOG
     ERR_PRINT ERR_RAISE ERR_WARN FLOATING_POINT_SUPPORT FPE_DIVIDEBYZERO FPE_INVALID FPE_OVERFLOW FPE_UNDERFLOW
@@ -80,6 +80,17 @@ NUMPY2_REMOVED = frozenset("""
     sctypes set_numeric_ops set_string_function seterrobj singlecomplex sometrue source string_ tracemalloc_domain
     trapz unicode_ who
 """.split())
+# ... but not these, which no NumPy 2 has under that name, nor compatfix: SciPy cannot get
+# them back either (a use of one stays the AttributeError it is).
+NO_NUMPY_HOME = frozenset("""
+    ALLOW_THREADS AxisError BUFSIZE CLIP ComplexWarning ERR_CALL ERR_DEFAULT ERR_IGNORE ERR_LOG ERR_PRINT
+    ERR_RAISE ERR_WARN FLOATING_POINT_SUPPORT FPE_DIVIDEBYZERO FPE_INVALID FPE_OVERFLOW FPE_UNDERFLOW MAXDIMS
+    MAY_SHARE_BOUNDS MAY_SHARE_EXACT ModuleDeprecationWarning NAN RAISE RankWarning SHIFT_DIVIDEBYZERO
+    SHIFT_INVALID SHIFT_OVERFLOW SHIFT_UNDERFLOW TooHardError UFUNC_BUFSIZE_DEFAULT UFUNC_PYVALS_NAME
+    VisibleDeprecationWarning WRAP add_newdoc_ufunc chararray disp get_array_wrap geterrobj lookfor nbytes
+    set_numeric_ops set_string_function seterrobj source tracemalloc_domain who
+""".split())
+RESTORED = tuple(name for name in NUMPY_NAMES if name not in NO_NUMPY_HOME)
 
 
 def _numpy_object(home: str, name: str):
@@ -94,7 +105,7 @@ def _numpy_object(home: str, name: str):
 
 
 def restore_numpy_names(scipy) -> None:
-    homes = dict.fromkeys(NUMPY_NAMES, "numpy")
+    homes = dict.fromkeys(RESTORED, "numpy")
     homes.update(dict.fromkeys(SCIMATH_NAMES, "numpy.emath"))  # numpy.lib.scimath, by its public name
     homes.update(OTHER_NAMES)
     # Lazy: each is looked up at its first use, so that `import scipy` pays for none of them.
@@ -109,18 +120,18 @@ SHIMS = (
         kind=AFTER_IMPORT,
         requires={"scipy": ">=1.12"},
         apply=restore_numpy_names,
-        restores=[*NUMPY_NAMES, *SCIMATH_NAMES, *OTHER_NAMES],
+        restores=[*RESTORED, *SCIMATH_NAMES, *OTHER_NAMES],
         broke="SciPy 1.12 (2024-01) removed the NumPy names its top level re-exported (deprecated in 1.4): "
         "scipy.finfo, scipy.sum, scipy.array, scipy.sqrt, ... are AttributeErrors",
         summary="restore them as the NumPy objects themselves (numpy.emath's for sqrt, log, power and the "
         "others SciPy took from numpy.lib.scimath; numpy.random's rand and randn; numpy.fft's ifft)",
         replacement="numpy.<name> (numpy.lib.scimath.<name> for sqrt, log, log2, logn, log10, power, arccos, "
         "arcsin, arctanh)",
-        renames={**{"scipy." + name: "numpy." + name for name in NUMPY_NAMES
+        renames={**{"scipy." + name: "numpy." + name for name in RESTORED
                     if name not in SCIMATH_NAMES and name not in NUMPY2_REMOVED},
                  **{"scipy." + name: "numpy.lib.scimath." + name for name in SCIMATH_NAMES},
                  **{"scipy." + name: home + "." + name for name, home in OTHER_NAMES.items()}},
         rewrites={"scipy." + name: "numpy.%s, which NumPy 2 removed too (see numpy's entry for what replaces it)" % name
-                  for name in sorted(NUMPY2_REMOVED)},
+                  for name in sorted(NUMPY2_REMOVED - NO_NUMPY_HOME)},
     ),
 )
