@@ -145,6 +145,7 @@ def _make_jpeg_compression() -> type:
         a quality drawn from [quality_lower, quality_upper]."""
 
         __module__ = OLD_MODULE
+        __qualname__ = "JpegCompression"  # pickled by reference, as 1.x's class was
 
         def __init__(self, quality_lower: int = 99, quality_upper: int = 100, always_apply: bool = False,
                      p: float = 0.5) -> None:
@@ -190,6 +191,7 @@ def _make_flip() -> type:
         chose; today's ``HorizontalFlip`` and ``VerticalFlip`` do each flip."""
 
         __module__ = OLD_MODULE
+        __qualname__ = "Flip"  # pickled by reference, as 1.x's class was
         _targets = albumentations.HorizontalFlip._targets
 
         def __init__(self, always_apply: bool = False, p: float = 0.5) -> None:

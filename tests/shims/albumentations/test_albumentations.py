@@ -215,3 +215,19 @@ def test_the_old_module_path():
         print("ok")
         """))
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+def test_old_pipelines_pickle_as_dataloader_workers_need():
+    result = run_python(code=program("""
+        import copy, pickle
+        pipeline = A.Compose([A.HorizontalFlip(always_apply=True), A.RandomBrightness(0.2, p=1.0), A.Flip(p=1.0),
+                              A.JpegCompression(p=1.0), A.RandomResizedCrop(height=20, width=30)])
+        for copied in (pickle.loads(pickle.dumps(pipeline)), copy.deepcopy(pipeline)):
+            names = [type(t).__name__ for t in copied.transforms]
+            assert names == ["HorizontalFlip", "RandomBrightness", "Flip", "JpegCompression", "RandomResizedCrop"]
+            assert copied.transforms[0].p == 1.0 and copied(image=IMG)["image"].shape == (20, 30, 3)
+        # by reference, to the 1.x module path, as 1.x's classes were
+        assert type(pickle.loads(pickle.dumps(A.Flip()))) is A.Flip
+        print("ok")
+        """))
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
