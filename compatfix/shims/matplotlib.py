@@ -1,6 +1,8 @@
 """Shims for matplotlib: the ``matplotlib.blocking_input`` module that matplotlib 3.7
 removed, whose ``BlockingInput`` mmcls 0.x imports when its package loads
-(``mmcls/core/visualization/image.py``) to wait for a key press or a closed window.
+(``mmcls/core/visualization/image.py``) to wait for a key press or a closed window; and
+``matplotlib.cm.get_cmap`` / ``register_cmap``, which matplotlib 3.9 removed, rebuilt on
+the ``matplotlib.colormaps`` registry that replaced them.
 
 Only ``BlockingInput`` is provided: the mouse and contour-label subclasses were the
 machinery behind ``Figure.ginput``, ``waitforbuttonpress`` and ``clabel(manual=True)``,
@@ -13,7 +15,7 @@ from numbers import Integral
 from typing import Any
 
 from compatfix.patching import restore_names
-from compatfix.registry import PROVIDE, Shim
+from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
 
 
 class BlockingInput:
@@ -71,7 +73,68 @@ def provide_blocking_input(module) -> None:
     restore_names(module, {"BlockingInput": BlockingInput}, "matplotlib.blocking_input")
 
 
+def get_cmap(name: Any = None, lut: int | None = None) -> Any:
+    """matplotlib < 3.9's ``cm.get_cmap``: a Colormap is returned as it is; a name (None:
+    ``rcParams["image.cmap"]``) gives that registered colormap, resampled to ``lut``
+    entries when ``lut`` is given. An unknown name is a ValueError, as it was."""
+    import matplotlib
+    from matplotlib.colors import Colormap
+
+    if name is None:
+        name = matplotlib.rcParams["image.cmap"]
+    if isinstance(name, Colormap):
+        return name
+    if name not in matplotlib.colormaps:
+        raise ValueError("%r is not a valid value for name; supported values are %s"
+                         % (name, ", ".join(map(repr, sorted(matplotlib.colormaps)))))
+    cmap = matplotlib.colormaps[name]
+    return cmap if lut is None else cmap.resampled(lut)
+
+
+def register_cmap(name: str | None = None, cmap: Any = None, *, override_builtin: bool = False) -> None:
+    """matplotlib 3.4-3.8's ``cm.register_cmap``: register ``cmap`` under ``name`` (default:
+    ``cmap.name``). Registering a name again replaces it with a warning; re-registering a
+    builtin colormap is a ValueError. ``override_builtin=True`` used to allow that, but
+    today's registry refuses it whatever it is told, so it is a ValueError there too."""
+    import matplotlib
+    from matplotlib.colors import Colormap
+
+    if name is not None and not isinstance(name, str):
+        raise TypeError("'name' must be an instance of str or None, not a %s" % type(name).__name__)
+    if name is None:
+        try:
+            name = cmap.name
+        except AttributeError as err:
+            raise ValueError("Arguments must include a name or a Colormap") from err
+    if not isinstance(cmap, Colormap):
+        raise ValueError("You must pass a Colormap instance. You passed %s a %s object." % (cmap, type(cmap)))
+    # force: an existing name is replaced with a warning, as register_cmap did; the
+    # registry refuses a builtin name itself (a ValueError, as without override_builtin).
+    matplotlib.colormaps.register(cmap, name=name, force=True)
+
+
+def restore_cm_functions(cm) -> None:
+    restore_names(cm, {"get_cmap": get_cmap, "register_cmap": register_cmap}, "matplotlib.cm.get_cmap")
+
+
 SHIMS = (
+    Shim(
+        "matplotlib.cm.get_cmap",
+        targets=["matplotlib.cm"],
+        kind=AFTER_IMPORT,
+        requires={"matplotlib": ">=3.9"},
+        apply=restore_cm_functions,
+        restores=["get_cmap", "register_cmap"],
+        broke="matplotlib 3.9 (2024-05) removed matplotlib.cm.get_cmap and register_cmap (deprecated in "
+        "3.7), which 2020-22 visualisation code calls to colour depth maps, heatmaps and masks "
+        "(also reached as matplotlib.pyplot.cm.get_cmap)",
+        summary="restore get_cmap(name=None, lut=None) and register_cmap(name=None, cmap=None) on the "
+        "matplotlib.colormaps registry",
+        replacement="matplotlib.colormaps[name] (.resampled(lut)), matplotlib.colormaps.register(cmap, name=name)",
+        rewrites={"matplotlib.cm.get_cmap": "matplotlib.colormaps[name] (or .resampled(lut); "
+                  "name=None meant rcParams['image.cmap'])",
+                  "matplotlib.cm.register_cmap": "matplotlib.colormaps.register(cmap, name=name)"},
+    ),
     Shim(
         "matplotlib.blocking_input",
         targets=["matplotlib.blocking_input"],

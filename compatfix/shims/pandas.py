@@ -1,6 +1,8 @@
 """Shims for pandas: the ``append`` and ``iteritems`` methods of DataFrame and Series that
 pandas 2.0 removed, which 2020-22 logging and evaluation code calls in loops
-(``df = df.append({...}, ignore_index=True)``).
+(``df = df.append({...}, ignore_index=True)``); ``read_csv``/``read_table``'s ``squeeze``
+(removed in 2.0) and ``delim_whitespace`` (removed in 3.0) keywords; and the
+``pandas.util.testing`` module (removed in 2.0), whose asserts live in ``pandas.testing``.
 
 ``append`` is rebuilt on ``pandas.concat`` with pandas 1.3's rules (a dict or unnamed
 Series needs ``ignore_index``, a row's new columns come after the frame's, sorted, a list
@@ -12,8 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from compatfix.patching import replace_attribute
-from compatfix.registry import Shim
+from compatfix.patching import Lazy, replace_attribute, restore_names, wrap
+from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
+
+# Where pandas keeps the readers besides its top level (``from pandas.io.parsers import read_csv``).
+READER_OWNERS = ("pandas", "pandas.io.parsers")
+READERS = ("read_csv", "read_table")
 
 
 def _row_frame(frame: Any, row: Any, ignore_index: bool) -> tuple[Any, Any]:
@@ -80,7 +86,143 @@ def restore_iteritems(pandas) -> None:
     _add_missing(pandas.Series, {"iteritems": pandas.Series.items}, "pandas.iteritems")
 
 
+def _with_keyword(reader: Any, name: str) -> Any:
+    """``reader``'s signature with the keyword-only ``name=None`` added at the end."""
+    import inspect
+
+    signature = inspect.signature(reader)
+    keyword = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+    return signature.replace(parameters=[*signature.parameters.values(), keyword])
+
+
+def _wrap_readers(make_reader: Any, keyword: str, shim: str) -> None:
+    import importlib
+    import inspect
+
+    for owner_name in READER_OWNERS:
+        owner = importlib.import_module(owner_name)
+        for name in READERS:
+            current = getattr(owner, name, None)
+            if current is None or keyword in inspect.signature(current).parameters:
+                continue  # a pandas that still takes the keyword keeps its own
+            if wrap(owner, name, make_reader, shim):
+                getattr(owner, name).__signature__ = _with_keyword(current, keyword)
+
+
+def _squeezed(frame: Any) -> Any:
+    """pandas < 2.0's squeeze: a result of one column is that column, as a Series."""
+    return frame.squeeze("columns") if len(frame.columns) == 1 else frame
+
+
+def _reading_squeeze(reader: Any) -> Any:
+    def read(*args: Any, squeeze: bool | None = None, **kwargs: Any) -> Any:
+        result = reader(*args, **kwargs)
+        if not squeeze:
+            return result
+        if hasattr(result, "columns"):
+            return _squeezed(result)
+        # chunksize= or iterator=True: pandas 1.x squeezed each chunk it read
+        read_rows = result.read
+        result.read = lambda nrows=None: _squeezed(read_rows(nrows))
+        return result
+
+    return read
+
+
+def _reading_delim_whitespace(reader: Any) -> Any:
+    def read(*args: Any, delim_whitespace: bool | None = None, **kwargs: Any) -> Any:
+        if delim_whitespace:
+            if len(args) > 1 or kwargs.get("sep") is not None or kwargs.get("delimiter") is not None:
+                raise ValueError("Specified a delimiter with both sep and delim_whitespace=True; you can only "
+                                 "specify one.")
+            kwargs["sep"] = r"\s+"  # what delim_whitespace=True was documented to equal
+        return reader(*args, **kwargs)
+
+    return read
+
+
+def accept_squeeze(pandas) -> None:
+    _wrap_readers(_reading_squeeze, "squeeze", "pandas.read_csv.squeeze")
+
+
+def accept_delim_whitespace(pandas) -> None:
+    _wrap_readers(_reading_delim_whitespace, "delim_whitespace", "pandas.read_csv.delim_whitespace")
+
+
+def provide_util_testing(module) -> None:
+    import pandas.testing
+
+    restore_names(module, {name: getattr(pandas.testing, name) for name in pandas.testing.__all__},
+                  "pandas.util.testing")
+
+
+def _util_testing():
+    import importlib
+
+    try:
+        return importlib.import_module("pandas.util.testing")
+    except ModuleNotFoundError as err:  # the module's own shim is off: the attribute is missing too
+        raise AttributeError("module 'pandas.util' has no attribute 'testing'") from err
+
+
+def restore_util_testing_attribute(util) -> None:
+    restore_names(util, {"testing": Lazy(_util_testing)}, "pandas.util.testing.attribute")
+
+
+TESTING_BROKE = ("pandas 2.0 (2023-04) removed pandas.util.testing (deprecated in 1.0), from which 2020-22 "
+                 "tests imported assert_frame_equal and assert_series_equal")
+
 SHIMS = (
+    Shim(
+        "pandas.read_csv.squeeze",
+        targets=["pandas"],
+        kind=AFTER_IMPORT,
+        requires={"pandas": ">=2.0"},
+        apply=accept_squeeze,
+        broke="pandas 2.0 (2023-04) removed read_csv's and read_table's squeeze keyword (deprecated in 1.4): "
+        "read_csv(path, squeeze=True) is a TypeError",
+        summary="accept squeeze=True: a result of one column is returned as a Series (each chunk, when "
+        "reading in chunks), as pandas 1.x did",
+        replacement="pd.read_csv(...).squeeze('columns')",
+        rewrites={"pandas.read_csv(+squeeze)": "pd.read_csv(...).squeeze('columns')",
+                  "pandas.read_table(+squeeze)": "pd.read_table(...).squeeze('columns')"},
+    ),
+    Shim(
+        "pandas.read_csv.delim_whitespace",
+        targets=["pandas"],
+        kind=AFTER_IMPORT,
+        requires={"pandas": ">=3.0"},
+        apply=accept_delim_whitespace,
+        broke="pandas 3.0 (2026-01) removed read_csv's and read_table's delim_whitespace keyword (deprecated "
+        "in 2.2): read_csv(path, delim_whitespace=True) is a TypeError",
+        summary="accept delim_whitespace=True as sep=r'\\s+', which it was documented to equal",
+        replacement="sep=r'\\s+'",
+        rewrites={"pandas.read_csv(+delim_whitespace)": "sep=r'\\s+'",
+                  "pandas.read_table(+delim_whitespace)": "sep=r'\\s+'"},
+    ),
+    Shim(
+        "pandas.util.testing",
+        targets=["pandas.util.testing"],
+        kind=PROVIDE,
+        requires={"pandas": ">=2.0"},
+        apply=provide_util_testing,
+        broke=TESTING_BROKE,
+        summary="provide pandas.util.testing with pandas.testing's asserts",
+        replacement="pandas.testing",
+        renames={"pandas.util.testing": "pandas.testing"},
+    ),
+    Shim(
+        "pandas.util.testing.attribute",
+        targets=["pandas.util"],
+        kind=AFTER_IMPORT,
+        requires={"pandas": ">=2.0"},
+        apply=restore_util_testing_attribute,
+        restores=["testing"],
+        broke=TESTING_BROKE,
+        summary="restore pandas.util.testing as an attribute (the provided module)",
+        replacement="pandas.testing",
+        renames={"pandas.util.testing": "pandas.testing"},
+    ),
     Shim(
         "pandas.append",
         targets=["pandas"],
