@@ -82,9 +82,13 @@ def test_every_entry_is_well_formed_and_has_a_status(table):
         seen.add(key)
 
 
-def _provides(shim: registry.Shim, target: str, name: str) -> bool:
+def _provides(shim: registry.Shim, target: str, name: str) -> bool | None:
+    """Whether the stand-in has ``name``; None where it cannot be built on this stack."""
     module = types.ModuleType(target)
-    shim.apply(module)
+    try:
+        shim.apply(module)
+    except ImportError:  # its library is not installed here (albumentations off the py312 stack)
+        return None
     return hasattr(module, name)
 
 
@@ -99,7 +103,7 @@ def test_each_shim_status_is_a_claim_the_registry_still_makes(table, shims, surf
             assert target in shim.targets and name in shim.restores, entry
         elif entry["via"] == "provides":
             assert shim.kind == registry.PROVIDE and target in shim.targets, entry
-            assert not name or _provides(shim, target, name), entry
+            assert not name or _provides(shim, target, name) in (True, None), entry
         else:
             assert entry["via"] in ("renames", "rewrites"), entry
             assert entry["key"] in getattr(shim, entry["via"]), entry
@@ -111,12 +115,22 @@ def test_each_shim_status_is_a_claim_the_registry_still_makes(table, shims, surf
         assert any(c == covered or c.startswith(covered + ".") for c in candidates), entry
 
 
+def _below(name: str, targets: set[str]) -> bool:
+    return any(name == target or name.startswith(target + ".") for target in targets)
+
+
+@pytest.mark.stack("modern", "py312")
 def test_the_statuses_are_what_compatfix_s_data_says_now(table, surface):
-    fresh = surface.restatus(copy.deepcopy(table["entries"]))
+    # Each stack checks the entries it can decide: a stand-in whose library is not installed
+    # here (albumentations is on py312 only) is checked on the stack that has it.
+    coverage = surface.Coverage()
+    fresh = surface.restatus(copy.deepcopy(table["entries"]), coverage)
+    assert len(coverage.unbuilt) < 5, coverage.unbuilt
     stale = [(entry["name"], {k: entry.get(k) for k in surface.STATUS_KEYS},
               {k: now.get(k) for k in surface.STATUS_KEYS})
              for entry, now in zip(table["entries"], fresh)
-             if any(entry.get(k) != now.get(k) for k in surface.STATUS_KEYS)]
+             if any(entry.get(k) != now.get(k) for k in surface.STATUS_KEYS)
+             and not _below(entry["name"], coverage.unbuilt)]
     assert stale == [], "regenerate: python scripts/api-surface.py restatus (%d stale, first: %r)" % (
         len(stale), stale[:3])
 
