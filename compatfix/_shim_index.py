@@ -100,6 +100,13 @@ BUILTIN = {
     'torchvision.models.utils': ('compatfix.shims.torchvision',),
     'torchvision.transforms.functional_pil': ('compatfix.shims.torchvision',),
     'torchvision.transforms.functional_tensor': ('compatfix.shims.torchvision',),
+    'transformers.generation_logits_process': ('compatfix.shims.transformers.generation_logits_process',),
+    'transformers.generation_stopping_criteria': ('compatfix.shims.transformers.generation_stopping_criteria',),
+    'transformers.generation_utils': ('compatfix.shims.transformers.generation_utils',),
+    'transformers.trainer': ('compatfix.shims.transformers.trainer',),
+    'transformers.trainer_seq2seq': ('compatfix.shims.transformers.trainer_seq2seq',),
+    'transformers.training_args': ('compatfix.shims.transformers.training_args',),
+    'transformers.training_args_seq2seq': ('compatfix.shims.transformers.training_args_seq2seq',),
     'yaml': ('compatfix.shims.yaml',),
 }
 
@@ -126,6 +133,13 @@ ON_FIRST_USE = {
     'torchvision.transforms': (('compatfix.shims.torchvision',), frozenset(('RandomSizedCrop', 'Scale'))),
     'torchvision.transforms.functional': (('compatfix.shims.torchvision',), frozenset(('scale',))),
     'torchvision.transforms.transforms': (('compatfix.shims.torchvision',), frozenset(('RandomSizedCrop', 'Scale'))),
+    'transformers': (('compatfix.shims.transformers',), frozenset(('AdamW', 'AutoModelWithLMHead', 'MODEL_WITH_LM_HEAD_MAPPING', 'is_flax_available', 'is_tf_available', 'is_torch_tpu_available', 'top_k_top_p_filtering'))),
+    'transformers.file_utils': (('compatfix.shims.transformers.file_utils',), frozenset(('cached_property', 'is_flax_available', 'is_offline_mode', 'is_tf_available', 'is_torch_tpu_available', 'torch_required'))),
+    'transformers.modeling_utils': (('compatfix.shims.transformers.modeling_utils',), frozenset(('Conv1D', 'TF2_WEIGHTS_NAME', 'TF_WEIGHTS_NAME', 'apply_chunking_to_forward', 'find_pruneable_heads_and_indices', 'prune_conv1d_layer', 'prune_layer', 'prune_linear_layer'))),
+    'transformers.models.auto.modeling_auto': (('compatfix.shims.transformers.models.auto.modeling_auto',), frozenset(('AutoModelWithLMHead', 'MODEL_WITH_LM_HEAD_MAPPING'))),
+    'transformers.optimization': (('compatfix.shims.transformers.optimization',), frozenset(('AdamW',))),
+    'transformers.testing_utils': (('compatfix.shims.transformers.testing_utils',), frozenset(('is_pt_flax_cross_test', 'is_pt_tf_cross_test', 'require_datasets', 'require_flax', 'require_git_lfs', 'require_scatter', 'require_tf', 'require_torch_scatter'))),
+    'transformers.trainer_utils': (('compatfix.shims.transformers.trainer_utils',), frozenset(('EvaluationStrategy', 'default_hp_space'))),
 }
 
 DEVICES = {
@@ -269,5 +283,20 @@ NAMES = frozenset({
     'torchvision.ops.new_empty_tensor',
     'torchvision.transforms.functional.scale',
     'torchvision.transforms.scale',
+    'transformers.AdamW',
+    'transformers.file_utils.cached_property',
+    'transformers.generation_logits_process',
+    'transformers.generation_stopping_criteria',
+    'transformers.generation_utils',
+    'transformers.is_tf_available',
+    'transformers.modeling_utils.prune_linear_layer',
+    'transformers.models.auto.modeling_auto.AutoModelWithLMHead',
+    'transformers.optimization.AdamW',
+    'transformers.testing_utils.require_tf',
+    'transformers.trainer.tokenizer',
+    'transformers.trainer_seq2seq.tokenizer',
+    'transformers.trainer_utils.EvaluationStrategy',
+    'transformers.training_args.no_cuda',
+    'transformers.training_args_seq2seq.no_cuda',
     'yaml.default_loader',
 })
