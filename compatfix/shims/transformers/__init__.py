@@ -51,13 +51,24 @@ def _shim_attribute(module_name: str, attribute: str):
     return getattr(importlib.import_module(module_name), attribute)
 
 
-# Top-level names of 4.x and the compatfix module that makes each (its shim restores the
-# same object on the submodule 4.x defined it in).
-MOVED = {
+# Top-level names of 4.x and the compatfix function that makes each (the shim of the
+# submodule 4.x defined it in restores the same object there).
+MADE = {
     "AdamW": ("compatfix.shims.transformers.optimization", "adamw_class"),
     "AutoModelWithLMHead": ("compatfix.shims.transformers.models.auto.modeling_auto", "auto_model_with_lm_head"),
     "MODEL_WITH_LM_HEAD_MAPPING": ("compatfix.shims.transformers.models.auto.modeling_auto", "lm_head_mapping"),
-    "top_k_top_p_filtering": ("compatfix.shims.transformers.generation_utils", "top_k_top_p_filtering_function"),
+}
+# ... and those that are plain attributes of a compatfix module.
+MOVED = {
+    "top_k_top_p_filtering": ("compatfix.shims.transformers.generation_utils", "top_k_top_p_filtering"),
+    "InputExample": ("compatfix.shims.transformers.data.processors.utils", "InputExample"),
+    "InputFeatures": ("compatfix.shims.transformers.data.processors.utils", "InputFeatures"),
+    "DataProcessor": ("compatfix.shims.transformers.data.processors.utils", "DataProcessor"),
+    "glue_tasks_num_labels": ("compatfix.shims.transformers.data.processors", "GLUE_TASKS_NUM_LABELS"),
+    "glue_output_modes": ("compatfix.shims.transformers.data.processors", "GLUE_OUTPUT_MODES"),
+    "xnli_output_modes": ("compatfix.shims.transformers.data.processors", "XNLI_OUTPUT_MODES"),
+    "glue_compute_metrics": ("compatfix.shims.transformers.data.metrics", "glue_compute_metrics"),
+    "xnli_compute_metrics": ("compatfix.shims.transformers.data.metrics", "xnli_compute_metrics"),
 }
 
 
@@ -71,7 +82,8 @@ def restore_probes(module) -> None:
 
 def restore_moved(module) -> None:
     # Lazy: the first use of one name must not import torch-heavy modules for the others.
-    names = {name: Lazy(functools.partial(_made_by, *where)) for name, where in MOVED.items()}
+    names = {name: Lazy(functools.partial(_made_by, *where)) for name, where in MADE.items()}
+    names.update({name: Lazy(functools.partial(_shim_attribute, *where)) for name, where in MOVED.items()})
     restore_names(module, names, "transformers.AdamW")
 
 
@@ -96,11 +108,12 @@ SHIMS = (
         targets=["transformers"],
         requires={"transformers": ">=5.0"},
         apply=restore_moved,
-        restores=list(MOVED),
-        broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING and "
-        "top_k_top_p_filtering",
-        summary="restore them as the objects the transformers.optimization, models.auto.modeling_auto and "
-        "generation_utils shims restore (4.x's AdamW, the LM-head auto class and mapping, the top-k/top-p filter)",
+        restores=[*MADE, *MOVED],
+        broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
+        "top_k_top_p_filtering and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
+        "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, xnli_compute_metrics, xnli_output_modes)",
+        summary="restore them as the objects the shims of the modules 4.x defined them in restore (4.x's AdamW, "
+        "the LM-head auto class and mapping, the top-k/top-p filter, the GLUE data classes, tables and metrics)",
         replacement="torch.optim.AdamW; AutoModelForMaskedLM / AutoModelForCausalLM / AutoModelForSeq2SeqLM; "
         "TopKLogitsWarper and TopPLogitsWarper",
         rewrites={"transformers.AdamW": "torch.optim.AdamW (decay order, eps and correct_bias differ)",
@@ -108,7 +121,9 @@ SHIMS = (
                   "AutoModelForSeq2SeqLM, by model type",
                   "transformers.MODEL_WITH_LM_HEAD_MAPPING": "MODEL_FOR_MASKED_LM_MAPPING / "
                   "MODEL_FOR_CAUSAL_LM_MAPPING / MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING",
-                  "transformers.top_k_top_p_filtering": "TopKLogitsWarper then TopPLogitsWarper"},
+                  "transformers.top_k_top_p_filtering": "TopKLogitsWarper then TopPLogitsWarper",
+                  **{"transformers." + name: "your own code, or the datasets and evaluate libraries"
+                     for name in MOVED if name != "top_k_top_p_filtering"}},
     ),
 )
 

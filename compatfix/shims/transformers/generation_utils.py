@@ -55,10 +55,6 @@ def top_k_top_p_filtering(
     return logits
 
 
-def top_k_top_p_filtering_function():
-    return top_k_top_p_filtering
-
-
 def public_names(module_name: str) -> dict[str, Any]:
     import importlib
 
