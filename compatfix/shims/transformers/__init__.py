@@ -68,6 +68,9 @@ MOVED = {
     "glue_output_modes": ("compatfix.shims.transformers.data.processors", "GLUE_OUTPUT_MODES"),
     "xnli_output_modes": ("compatfix.shims.transformers.data.processors", "XNLI_OUTPUT_MODES"),
     "glue_compute_metrics": ("compatfix.shims.transformers.data.metrics", "glue_compute_metrics"),
+    "glue_processors": ("compatfix.shims.transformers.data.processors.glue", "GLUE_PROCESSORS"),
+    "glue_convert_examples_to_features": ("compatfix.shims.transformers.data.processors.glue",
+                                          "glue_convert_examples_to_features"),
     "xnli_compute_metrics": ("compatfix.shims.transformers.data.metrics", "xnli_compute_metrics"),
 }
 
@@ -111,7 +114,8 @@ SHIMS = (
         restores=[*MADE, *MOVED],
         broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
         "top_k_top_p_filtering and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
-        "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, xnli_compute_metrics, xnli_output_modes)",
+        "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, glue_processors, "
+        "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes)",
         summary="restore them as the objects the shims of the modules 4.x defined them in restore (4.x's AdamW, "
         "the LM-head auto class and mapping, the top-k/top-p filter, the GLUE data classes, tables and metrics)",
         replacement="torch.optim.AdamW; AutoModelForMaskedLM / AutoModelForCausalLM / AutoModelForSeq2SeqLM; "

@@ -1,10 +1,11 @@
 """Shims for ``transformers.data.processors``: the package, provided with what 4.x's
-exported from ``utils`` and ``glue`` that compatfix restores (the GLUE task tables; the
-GLUE and SQuAD processors themselves are not restored)."""
+exported from ``utils`` and ``glue`` (the SQuAD processors are not restored)."""
 
 from __future__ import annotations
 
-from compatfix.patching import restore_names
+import functools
+
+from compatfix.patching import Lazy, restore_names
 from compatfix.registry import PROVIDE, Shim
 
 # transformers 4.x's data/processors/glue.py tables.
@@ -23,7 +24,15 @@ def provide_processors(module) -> None:
     from compatfix.shims.transformers.data.processors.utils import NAMES
 
     module.__path__ = []  # a package: ``import transformers.data.processors.utils`` goes through the finder
-    restore_names(module, {**NAMES, **TABLES}, "transformers.data.processors")
+    glue = {name: Lazy(functools.partial(_glue_attribute, name))
+            for name in ("glue_processors", "glue_convert_examples_to_features")}
+    restore_names(module, {**NAMES, **TABLES, **glue}, "transformers.data.processors")
+
+
+def _glue_attribute(name: str):
+    from compatfix.shims.transformers.data.processors import glue
+
+    return glue.NAMES[name]
 
 
 SHIMS = (
@@ -34,8 +43,9 @@ SHIMS = (
         requires={"transformers": ">=5.0"},
         apply=provide_processors,
         broke="transformers 5 removed the transformers.data.processors package of 2019-22 GLUE-style scripts",
-        summary="provide it with InputExample, InputFeatures, DataProcessor and 4.x's GLUE tables "
-        "(glue_tasks_num_labels, glue_output_modes, xnli_output_modes)",
+        summary="provide it with InputExample, InputFeatures, DataProcessor, 4.x's GLUE tables "
+        "(glue_tasks_num_labels, glue_output_modes, xnli_output_modes), glue_processors and "
+        "glue_convert_examples_to_features",
         replacement="your own dataclasses and tables, or the datasets library",
         rewrites={"transformers.data.processors": "your own dataclasses and tables, or the datasets library"},
     ),
