@@ -144,6 +144,7 @@ ON_FIRST_USE = {
     'transformers.models.bert.tokenization_bert': (('compatfix.shims.transformers.models.bert.tokenization_bert',), frozenset(('BasicTokenizer', 'WordpieceTokenizer', '_is_control', '_is_punctuation', '_is_whitespace', 'load_vocab', 'whitespace_tokenize'))),
     'transformers.optimization': (('compatfix.shims.transformers.optimization',), frozenset(('AdamW',))),
     'transformers.testing_utils': (('compatfix.shims.transformers.testing_utils',), frozenset(('is_pt_flax_cross_test', 'is_pt_tf_cross_test', 'require_datasets', 'require_flax', 'require_git_lfs', 'require_scatter', 'require_tf', 'require_torch_scatter'))),
+    'transformers.trainer_pt_utils': (('compatfix.shims.transformers.trainer_pt_utils',), frozenset(('SequentialDistributedSampler',))),
     'transformers.trainer_utils': (('compatfix.shims.transformers.trainer_utils',), frozenset(('EvaluationStrategy', 'default_hp_space'))),
 }
 
@@ -304,6 +305,7 @@ NAMES = frozenset({
     'transformers.optimization.AdamW',
     'transformers.testing_utils.require_tf',
     'transformers.trainer.tokenizer',
+    'transformers.trainer_pt_utils.SequentialDistributedSampler',
     'transformers.trainer_seq2seq.tokenizer',
     'transformers.trainer_utils.EvaluationStrategy',
     'transformers.training_args.no_cuda',
