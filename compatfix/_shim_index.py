@@ -111,6 +111,7 @@ BUILTIN = {
     'transformers.trainer_seq2seq': ('compatfix.shims.transformers.trainer_seq2seq',),
     'transformers.training_args': ('compatfix.shims.transformers.training_args',),
     'transformers.training_args_seq2seq': ('compatfix.shims.transformers.training_args_seq2seq',),
+    'transformers.utils.import_utils': ('compatfix.shims.transformers.utils.import_utils',),
     'yaml': ('compatfix.shims.yaml',),
 }
 
@@ -310,5 +311,6 @@ NAMES = frozenset({
     'transformers.trainer_utils.EvaluationStrategy',
     'transformers.training_args.no_cuda',
     'transformers.training_args_seq2seq.no_cuda',
+    'transformers.utils.import_utils.direct_transformers_import',
     'yaml.default_loader',
 })
