@@ -25,7 +25,7 @@ import sys
 # this equals what the registry declares, so the two cannot drift apart. Standard-library
 # targets (argparse, collections, ...) are left out on purpose: almost every process
 # imports them, so their shims wait until a third-party target has loaded the engine.
-TRIGGER_PACKAGES = frozenset({"albumentations", "apex", "matplotlib", "mmcv", "mmdet", "mmseg", "numpy", "omegaconf", "pandas", "PIL", "pkg_resources", "pytorch_lightning", "rich", "scipy", "skimage", "sklearn", "timm", "torch", "torchvision", "yaml"})
+TRIGGER_PACKAGES = frozenset({"albumentations", "apex", "matplotlib", "mmcv", "mmdet", "mmseg", "numpy", "omegaconf", "pandas", "PIL", "pkg_resources", "pytorch_lightning", "rich", "scipy", "skimage", "sklearn", "timm", "torch", "torchvision", "transformers", "yaml"})
 # Targets of CPU mode's shims only (the GPU queries outside torch): triggers when
 # COMPATFIX_DEVICE=cpu, since a script may ask GPUtil for a free GPU before it imports torch.
 CPU_MODE_TRIGGER_PACKAGES = frozenset({"GPUtil", "gpustat", "nvidia_smi", "pynvml"})

@@ -54,7 +54,9 @@ class HookedLoader:
             self._engine.forget(module)
         self._engine.run_before(name)
         self._loader.exec_module(module)
-        self._engine.run_after(module)
+        # A module may put another object in its place in sys.modules while it runs
+        # (transformers' _LazyModule): the import returns that one, so shim that one.
+        self._engine.run_after(sys.modules.get(name, module))
 
 
 class ProvidingLoader:

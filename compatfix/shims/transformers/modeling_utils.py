@@ -1,0 +1,109 @@
+"""Shims for ``transformers.modeling_utils``: the layer helpers 4.x defined or re-exported
+there (``prune_linear_layer``, ``apply_chunking_to_forward``, ``Conv1D``,
+``find_pruneable_heads_and_indices``, ``prune_conv1d_layer``, ``prune_layer``) and the
+TensorFlow checkpoint file names, which 2020-22 model code copied from BERT's and GPT-2's
+modules imports from there.
+
+The first three moved to ``transformers.pytorch_utils`` and are its very objects; the
+pruning index and the Conv1D pruning that transformers 5 dropped are rebuilt on torch
+with 4.x's results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from compatfix.patching import Lazy, restore_names
+from compatfix.registry import Shim
+
+MOVED_TO_PYTORCH_UTILS = ("prune_linear_layer", "apply_chunking_to_forward", "Conv1D")
+
+# 4.x's file names of TensorFlow checkpoints (code checks a folder for them).
+TF_FILE_NAMES = {"TF_WEIGHTS_NAME": "model.ckpt", "TF2_WEIGHTS_NAME": "tf_model.h5"}
+
+
+def find_pruneable_heads_and_indices(
+    heads: Iterable[int], n_heads: int, head_size: int, already_pruned_heads: set[int]
+) -> tuple[set[int], Any]:
+    """transformers 4.x: the heads still to prune (``heads`` less those already pruned)
+    and the indices of the ``n_heads * head_size`` rows that stay, where head numbers
+    count the original heads, before any pruning."""
+    import torch
+
+    to_prune = set(heads) - set(already_pruned_heads)
+    keep = torch.ones(n_heads, head_size, dtype=torch.bool)
+    for head in to_prune:
+        # the layer has lost the already pruned heads below this one
+        keep[head - sum(1 for pruned in already_pruned_heads if pruned < head)] = False
+    return to_prune, torch.arange(n_heads * head_size)[keep.view(-1)].long()
+
+
+def prune_conv1d_layer(layer: Any, index: Any, dim: int = 1) -> Any:
+    """transformers 4.x: a new ``Conv1D`` (GPT-2's transposed linear layer) keeping only
+    the entries ``index`` of its weight along ``dim`` (1: outputs, so the bias too)."""
+    import torch
+    from transformers.pytorch_utils import Conv1D
+
+    index = index.to(layer.weight.device)
+    weight = layer.weight.index_select(dim, index).detach().clone()
+    bias = (layer.bias if dim == 0 else layer.bias[index]).detach().clone()
+    rows, columns = weight.shape  # Conv1D(nf, nx) holds a (nx, nf) weight
+    pruned = Conv1D(columns, rows).to(layer.weight.device)
+    with torch.no_grad():
+        pruned.weight.copy_(weight.contiguous())
+        pruned.bias.copy_(bias.contiguous())
+    return pruned
+
+
+def prune_layer(layer: Any, index: Any, dim: int | None = None) -> Any:
+    """transformers 4.x: prune a ``nn.Linear`` (along ``dim``, 0 by default) or a ``Conv1D``
+    (1 by default) to the entries ``index``."""
+    from torch import nn
+    from transformers.pytorch_utils import Conv1D, prune_linear_layer
+
+    if isinstance(layer, nn.Linear):
+        return prune_linear_layer(layer, index, dim=0 if dim is None else dim)
+    if isinstance(layer, Conv1D):
+        return prune_conv1d_layer(layer, index, dim=1 if dim is None else dim)
+    raise ValueError(f"Can't prune layer of class {layer.__class__}")
+
+
+def _from_pytorch_utils(name: str) -> Any:
+    import transformers.pytorch_utils
+
+    return getattr(transformers.pytorch_utils, name)
+
+
+def restore_layer_helpers(module) -> None:
+    import functools
+
+    names: dict[str, Any] = {name: Lazy(functools.partial(_from_pytorch_utils, name)) for name in MOVED_TO_PYTORCH_UTILS}
+    names.update(find_pruneable_heads_and_indices=find_pruneable_heads_and_indices,
+                 prune_conv1d_layer=prune_conv1d_layer, prune_layer=prune_layer, **TF_FILE_NAMES)
+    restore_names(module, names, "transformers.modeling_utils.prune_linear_layer")
+
+
+RESTORED = (*MOVED_TO_PYTORCH_UTILS, "find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
+            *TF_FILE_NAMES)
+
+SHIMS = (
+    Shim(
+        "transformers.modeling_utils.prune_linear_layer",
+        targets=["transformers.modeling_utils"],
+        requires={"transformers": ">=5.0"},
+        apply=restore_layer_helpers,
+        restores=RESTORED,
+        broke="transformers 5 removed from transformers.modeling_utils the layer helpers 4.x had there "
+        "(prune_linear_layer, apply_chunking_to_forward and Conv1D live in transformers.pytorch_utils; "
+        "find_pruneable_heads_and_indices, prune_conv1d_layer and prune_layer are gone) and the TensorFlow "
+        "checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME",
+        summary="restore them: transformers.pytorch_utils' objects, the head-pruning index and Conv1D pruning "
+        "rebuilt with 4.x's results, and 4.x's file names 'model.ckpt' and 'tf_model.h5'",
+        replacement="transformers.pytorch_utils (prune_linear_layer, apply_chunking_to_forward, Conv1D)",
+        renames={"transformers.modeling_utils." + name: "transformers.pytorch_utils." + name
+                 for name in MOVED_TO_PYTORCH_UTILS},
+        rewrites={"transformers.modeling_utils." + name: "a copy in your code (transformers 5 has none)"
+                  for name in ("find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
+                               *TF_FILE_NAMES)},
+    ),
+)

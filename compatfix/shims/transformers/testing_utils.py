@@ -1,0 +1,92 @@
+"""Shims for ``transformers.testing_utils``: the test decorators of 4.x that transformers 5
+removed with its TensorFlow, Flax and optional-backend support, still used by research
+repositories that copied transformers' own test layout.
+
+Each skips exactly when 4.x's skipped: the TensorFlow and Flax ones (and the PyTorch/TF
+and PyTorch/Flax cross tests) always, since transformers 5 has neither framework; the
+others when their package (``datasets``, ``torch_scatter``) is missing, or, for git-lfs,
+unless ``RUN_GIT_LFS_TESTS`` is set, as in 4.x.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import unittest
+from typing import Any
+
+from compatfix.patching import restore_names
+from compatfix.registry import Shim
+
+
+def _has(package: str) -> bool:
+    return importlib.util.find_spec(package) is not None
+
+
+def require_tf(test_case: Any) -> Any:
+    """Skip: the test needs TensorFlow, which transformers 5 does not support."""
+    return unittest.skip("test requires TensorFlow")(test_case)
+
+
+def require_flax(test_case: Any) -> Any:
+    """Skip: the test needs JAX and Flax, which transformers 5 does not support."""
+    return unittest.skip("test requires JAX & Flax")(test_case)
+
+
+def is_pt_tf_cross_test(test_case: Any) -> Any:
+    """Skip: a PyTorch/TensorFlow equivalence test."""
+    return unittest.skip("test is PT+TF test")(test_case)
+
+
+def is_pt_flax_cross_test(test_case: Any) -> Any:
+    """Skip: a PyTorch/Flax equivalence test."""
+    return unittest.skip("test is PT+FLAX test")(test_case)
+
+
+def require_datasets(test_case: Any) -> Any:
+    """Skip unless the ``datasets`` package is installed."""
+    return unittest.skipUnless(_has("datasets"), "test requires `datasets`")(test_case)
+
+
+def require_scatter(test_case: Any) -> Any:
+    """Skip unless ``torch_scatter`` is installed."""
+    return unittest.skipUnless(_has("torch_scatter"), "test requires PyTorch Scatter")(test_case)
+
+
+def require_git_lfs(test_case: Any) -> Any:
+    """Skip unless ``RUN_GIT_LFS_TESTS`` is set to a true value (4.x's flag)."""
+    flag = os.environ.get("RUN_GIT_LFS_TESTS", "").strip().lower() in ("1", "y", "yes", "t", "true", "on")
+    return unittest.skipUnless(flag, "test of git lfs workflow")(test_case)
+
+
+DECORATORS = {
+    "require_tf": require_tf,
+    "require_flax": require_flax,
+    "is_pt_tf_cross_test": is_pt_tf_cross_test,
+    "is_pt_flax_cross_test": is_pt_flax_cross_test,
+    "require_datasets": require_datasets,
+    "require_scatter": require_scatter,
+    "require_torch_scatter": require_scatter,
+    "require_git_lfs": require_git_lfs,
+}
+
+
+def restore_decorators(module) -> None:
+    restore_names(module, DECORATORS, "transformers.testing_utils.require_tf")
+
+
+SHIMS = (
+    Shim(
+        "transformers.testing_utils.require_tf",
+        targets=["transformers.testing_utils"],
+        requires={"transformers": ">=5.0"},
+        apply=restore_decorators,
+        restores=list(DECORATORS),
+        broke="transformers 5 removed the testing_utils decorators require_tf, require_flax, is_pt_tf_cross_test, "
+        "is_pt_flax_cross_test, require_datasets, require_scatter / require_torch_scatter and require_git_lfs",
+        summary="restore them, skipping when 4.x skipped: always for TensorFlow, Flax and their cross tests; "
+        "without datasets or torch_scatter; without RUN_GIT_LFS_TESTS",
+        replacement="unittest.skip / unittest.skipUnless (TensorFlow and Flax tests no longer apply)",
+        rewrites={"transformers.testing_utils." + name: "unittest.skip / unittest.skipUnless" for name in DECORATORS},
+    ),
+)
