@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import fnmatch
 import gzip
 import json
 import os
@@ -769,7 +770,7 @@ def entries(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, 
         if res is None or res["off"]:
             continue
         rows.append({"kind": "name", "entry": name, "uses": sum(c for _, c in per_repo),
-                     "repos": len(per_repo), "covered": res["on"],
+                     "repos": len(per_repo), "repo_ids": [index for index, _ in per_repo], "covered": res["on"],
                      "old": "not-installed" if res.get("missing") else res["old"],
                      "error": res.get("error_on") or res.get("error")})
     for key, per_repo in uses["keywords"].items():
@@ -786,6 +787,7 @@ def entries(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, 
             "yes" if any(_shape_accepts(shape, keyword) for shape in old_shapes) else "no")
         rows.append({"kind": "keyword", "entry": "%s(%s=)" % (target, keyword),
                      "uses": sum(c for _, c in per_repo), "repos": len(per_repo),
+                     "repo_ids": [index for index, _ in per_repo],
                      "covered": bool(_accepts(_today(sig["on"]), keyword)), "old": old_flag,
                      "error": "today's signature has no parameter %r" % keyword})
     for key, per_repo in uses["super_init"].items():
@@ -805,6 +807,7 @@ def entries(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, 
         rows.append({"kind": "super-init", "entry": "%s.__init__ with %d positional argument%s (subclass super().__init__)"
                      % (target, count, "" if count == 1 else "s"),
                      "uses": sum(c for _, c in per_repo), "repos": len(per_repo),
+                     "repo_ids": [index for index, _ in per_repo],
                      "covered": bool(_accepts_positional(sig["on"].get("init"), count)), "old": old_flag,
                      "error": "today's __init__ takes %d positional argument(s)" % (today["positional"] - 1)})
     rows.sort(key=lambda r: (-r["uses"], r["entry"]))
@@ -813,14 +816,23 @@ def entries(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, 
 
 
 def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    removed = [r for r in rows if r["old"] == "yes"]
+    """The figure counts the removed entries in scope (``mark_scope``); the share of all
+    removed uses, out-of-scope ones included, is kept beside it."""
+    every_removed = [r for r in rows if r["old"] == "yes"]
+    removed = [r for r in every_removed if not r.get("out_of_scope")]
+    out_of_scope = [r for r in every_removed if r.get("out_of_scope")]
     unconfirmed = [r for r in rows if r["old"] != "yes"]
     total = sum(r["uses"] for r in removed)
     covered = sum(r["uses"] for r in removed if r["covered"])
+    every_total = sum(r["uses"] for r in every_removed)
+    every_covered = sum(r["uses"] for r in every_removed if r["covered"])
     return {
         "removed_entries": len(removed), "removed_uses": total, "covered_uses": covered,
         "covered_entries": sum(1 for r in removed if r["covered"]),
         "share": covered / total if total else 1.0,
+        "all_removed_uses": every_total, "all_covered_uses": every_covered,
+        "share_of_all": every_covered / every_total if every_total else 1.0,
+        "out_of_scope_entries": len(out_of_scope), "out_of_scope_uses": sum(r["uses"] for r in out_of_scope),
         # each entry weighed by the repositories using it, so vendored copies weigh less
         "removed_repo_weight": sum(r["repos"] for r in removed),
         "covered_repo_weight": sum(r["repos"] for r in removed if r["covered"]),
@@ -833,17 +845,48 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-# One line per uncovered entry of the top list: why compatfix does not restore it. Keys are
-# entry names or prefixes (the longest prefix wins); report() fails for a top entry without one.
-EXPLANATIONS: dict[str, str] = {}
+# One line per uncovered removed entry: why compatfix does not restore it. Keys are entry
+# names or prefixes (the longest prefix wins); report() fails for an uncovered entry in scope
+# without one.
 EXPLANATIONS_FILE = CORPUS / "explanations.json"
+# Removed entries that no shim could make old PyTorch code need on today's stack, keyed the
+# same way: TensorFlow classes (transformers 5 has no TensorFlow; such code needs TensorFlow,
+# not compatfix), Caffe2's operators (gone with Caffe2). They are listed with their reason and
+# kept out of the figure's denominator; the share of all removed uses is printed beside it.
+OUT_OF_SCOPE_FILE = CORPUS / "out-of-scope.json"
+
+
+def mark_scope(rows: list[dict[str, Any]], out_of_scope: dict[str, str]) -> list[dict[str, Any]]:
+    """Sets each removed row's ``out_of_scope`` to its reason, or None where it is in scope."""
+    for r in rows:
+        r["out_of_scope"] = _explain(r["entry"], out_of_scope) if r["old"] == "yes" else None
+    return rows
+
+
+def load_rows(uses: dict[str, Any], resolution: dict[str, Any]) -> list[dict[str, Any]]:
+    out_of_scope = json.loads(OUT_OF_SCOPE_FILE.read_text()) if OUT_OF_SCOPE_FILE.exists() else {}
+    return mark_scope(entries(uses, resolution), out_of_scope)
+
+
+def why_uncovered(rows: list[dict[str, Any]], explanations: dict[str, str]) -> dict[str, str]:
+    """Entry -> reason, for every removed entry that is uncovered or out of scope."""
+    reasons = {}
+    for r in rows:
+        if r["old"] != "yes" or (r["covered"] and not r["out_of_scope"]):
+            continue
+        reason = r["out_of_scope"] or _explain(r["entry"], explanations)
+        if reason is None:
+            raise SystemExit("no explanation for uncovered entry %r: add one to %s"
+                             % (r["entry"], EXPLANATIONS_FILE.relative_to(ROOT)))
+        reasons[r["entry"]] = reason
+    return reasons
 
 
 def _explain(entry: str, explanations: dict[str, str]) -> str | None:
     best = None
     for key in explanations:
-        # "a.b": the entry a.b and what is below it; "a.TF*": every entry that starts so
-        if (key.endswith("*") and entry.startswith(key[:-1])) or entry == key or \
+        # "a.b": the entry a.b and what is below it; "a.TF*", "a.*_MAP*": every entry that matches
+        if ("*" in key and fnmatch.fnmatchcase(entry, key)) or entry == key or \
                 entry.startswith((key + ".", key + "(", key + " ")):
             if best is None or len(key) > len(best):
                 best = key
@@ -857,6 +900,7 @@ def _md_cell(text: str) -> str:
 def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[dict[str, Any]],
                    explanations: dict[str, str], doors: dict[str, Any], top: int) -> str:
     fig = figures(rows)
+    reasons = why_uncovered(rows, explanations)
     stats = uses["stats"]
     versions = resolution.get("versions", {})
     surface = resolution.get("old_surface", [])
@@ -866,12 +910,17 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
         "Generated by `python scripts/corpus-scan.py report` from acceptance/corpus/ (uses.json.gz, "
         "resolution.json.gz); the full ranked list is acceptance/corpus/ranked.tsv.", "",
         "**%.2f%%** of the uses of removed names in %d real 2020-22 repositories are covered: "
-        "%d of %d uses (%d of %d entries) resolve with compatfix on."
+        "%d of %d uses (%d of %d entries) resolve with compatfix on. Every uncovered entry has "
+        "its reason in ranked.tsv (`why`)."
         % (100 * fig["share"], len(uses["repos"]), fig["covered_uses"], fig["removed_uses"],
            fig["covered_entries"], fig["removed_entries"]),
+        "The figure leaves out %d entries with %d uses that no shim could make PyTorch code need "
+        "(listed under \"Out of scope\" below: TensorFlow classes, Caffe2 operators, ...); counting "
+        "them, %.2f%% of all %d uses of removed names are covered."
+        % (fig["out_of_scope_entries"], fig["out_of_scope_uses"], 100 * fig["share_of_all"],
+           fig["all_removed_uses"]),
         "Without transformers, the largest single source (its 5.x release dropped much of the "
-        "4.x API and compatfix has no transformers shims yet): %.2f%% (%d of %d uses)."
-        % _share_without(rows, "transformers"),
+        "4.x API): %.2f%% (%d of %d uses)." % _share_without(rows, "transformers"),
         "Weighed by repositories instead (each entry counts once per repository that uses it, so "
         "that vendored copies weigh less): %.2f%% (%d of %d)."
         % (100 * fig["covered_repo_weight"] / max(fig["removed_repo_weight"], 1), fig["covered_repo_weight"],
@@ -912,15 +961,19 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
         "### Top uncovered removed entries", "",
         "| Entry | Uses | Repos | Why it is not covered |", "|---|---|---|---|",
     ]
-    uncovered = [r for r in rows if r["old"] == "yes" and not r["covered"]]
+    uncovered = [r for r in rows if r["old"] == "yes" and not r["covered"] and not r["out_of_scope"]]
     for r in uncovered[:top]:
-        reason = _explain(r["entry"], explanations)
-        if reason is None:
-            raise SystemExit("no explanation for top uncovered entry %r: add one to %s"
-                             % (r["entry"], EXPLANATIONS_FILE.relative_to(ROOT)))
-        lines.append("| `%s` | %d | %d | %s |" % (_md_cell(r["entry"]), r["uses"], r["repos"], _md_cell(reason)))
+        lines.append("| `%s` | %d | %d | %s |" % (_md_cell(r["entry"]), r["uses"], r["repos"],
+                                                _md_cell(reasons[r["entry"]])))
     if not uncovered:
         lines.append("| (none) | | | |")
+    lines += ["", "### Out of scope (not in the figure)", "",
+              "| Reason | Entries | Uses | Repos | Most used |", "|---|---|---|---|---|"]
+    for reason, group in _out_of_scope_groups(rows):
+        lines.append("| %s | %d | %d | %d | %s |" % (
+            _md_cell(reason), len(group), sum(r["uses"] for r in group),
+            len({index for r in group for index in r["repo_ids"]}),
+            ", ".join("`%s`" % _md_cell(r["entry"]) for r in group[:3])))
     lines += ["", "### Most used removed entries that compatfix covers", "",
               "| Entry | Uses | Repos |", "|---|---|---|"]
     for r in [r for r in rows if r["old"] == "yes" and r["covered"]][:15]:
@@ -948,8 +1001,16 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
     return "\n".join(lines) + "\n"
 
 
+def _out_of_scope_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    groups: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for r in rows:
+        if r.get("out_of_scope"):
+            groups[r["out_of_scope"]].append(r)
+    return sorted(groups.items(), key=lambda kv: -sum(r["uses"] for r in kv[1]))
+
+
 def _share_without(rows: list[dict[str, Any]], library: str) -> tuple[float, int, int]:
-    kept = [r for r in rows if r["old"] == "yes" and re.split(r"[.(]", r["entry"], maxsplit=1)[0] != library]
+    kept = [r for r in rows if r["old"] == "yes" and not r.get("out_of_scope") and re.split(r"[.(]", r["entry"], maxsplit=1)[0] != library]
     total = sum(r["uses"] for r in kept)
     covered = sum(r["uses"] for r in kept if r["covered"])
     return (100 * covered / total if total else 100.0, covered, total)
@@ -974,7 +1035,7 @@ def _stdlib_removed_uses(uses: dict[str, Any]) -> list[tuple[str, tuple[int, int
 def _library_rows(rows: list[dict[str, Any]]) -> list[str]:
     per: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
     for r in rows:
-        if r["old"] == "yes":
+        if r["old"] == "yes" and not r.get("out_of_scope"):
             library = re.split(r"[.(]", r["entry"], maxsplit=1)[0]
             per[library][0] += 1
             per[library][1] += r["uses"]
@@ -983,19 +1044,28 @@ def _library_rows(rows: list[dict[str, Any]]) -> list[str]:
             for library, (n, uses, covered) in sorted(per.items(), key=lambda kv: (-kv[1][1], kv[0]))]
 
 
+RANKED_HEADER = "kind\tentry\tuses\trepos\told\tcovered\tscope\terror\twhy\n"
+
+
+def _tsv_cell(text: str) -> str:
+    return text.replace("\t", " ").replace("\n", " ")
+
+
 def cmd_report(args: argparse.Namespace) -> None:
     uses = load_uses()
     with gzip.open(RESOLUTION, "rt", encoding="utf-8") as fh:
         resolution = json.load(fh)
     doors = json.loads(DOORS.read_text())
     explanations = json.loads(EXPLANATIONS_FILE.read_text()) if EXPLANATIONS_FILE.exists() else {}
-    rows = entries(uses, resolution)
+    rows = load_rows(uses, resolution)
+    reasons = why_uncovered(rows, explanations)
     with RANKED.open("w") as fh:
-        fh.write("kind\tentry\tuses\trepos\told\tcovered\terror\n")
+        fh.write(RANKED_HEADER)
         for r in rows:
-            fh.write("%s\t%s\t%d\t%d\t%s\t%s\t%s\n" % (r["kind"], r["entry"], r["uses"], r["repos"], r["old"],
-                                                     "yes" if r["covered"] else "no",
-                                                     (r["error"] or "").replace("\t", " ").replace("\n", " ")))
+            fh.write("%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n" % (
+                r["kind"], r["entry"], r["uses"], r["repos"], r["old"], "yes" if r["covered"] else "no",
+                "out" if r["out_of_scope"] else "in", _tsv_cell(r["error"] or ""),
+                _tsv_cell(reasons.get(r["entry"], ""))))
     section = render_section(uses, resolution, rows, explanations, doors, args.top)
     text = DOC.read_text()
     head, found, _ = text.partition("\n" + DOC_HEADING + "\n")

@@ -77,7 +77,7 @@ def test_every_counted_name_was_resolved_both_ways(uses: dict[str, Any], resolut
 
 def test_the_docs_section_is_the_one_the_data_renders(script: ModuleType, uses: dict[str, Any],
                                                       resolution: dict[str, Any]) -> None:
-    rows = script.entries(uses, resolution)
+    rows = script.load_rows(uses, resolution)
     explanations = json.loads(script.EXPLANATIONS_FILE.read_text())
     doors = json.loads(script.DOORS.read_text())
     expected = script.render_section(uses, resolution, rows, explanations, doors, 30)
@@ -94,10 +94,31 @@ def test_the_docs_section_is_the_one_the_data_renders(script: ModuleType, uses: 
 
 
 def test_ranked_list_matches_the_entries(script: ModuleType, uses: dict[str, Any], resolution: dict[str, Any]) -> None:
-    rows = script.entries(uses, resolution)
+    rows = script.load_rows(uses, resolution)
     lines = (CORPUS / "ranked.tsv").read_text().splitlines()
-    assert lines[0].split("\t") == ["kind", "entry", "uses", "repos", "old", "covered", "error"]
+    header = lines[0].split("\t")
+    assert header == ["kind", "entry", "uses", "repos", "old", "covered", "scope", "error", "why"]
     assert [line.split("\t")[1] for line in lines[1:]] == [row["entry"] for row in rows]
+    # every removed entry that is uncovered, or out of the figure's scope, says why
+    for line in lines[1:]:
+        cells = dict(zip(header, line.split("\t")))
+        assert cells["scope"] in ("in", "out"), line
+        if cells["old"] == "yes" and (cells["covered"] == "no" or cells["scope"] == "out"):
+            assert cells["why"].strip(), line
+
+
+def test_out_of_scope_entries_are_a_small_named_share(script: ModuleType, uses: dict[str, Any],
+                                                      resolution: dict[str, Any]) -> None:
+    # Leaving entries out of the denominator must stay visible and bounded: each out-of-scope
+    # key matches something, and the share of all removed uses is reported beside the figure.
+    rows = script.load_rows(uses, resolution)
+    keys = json.loads(script.OUT_OF_SCOPE_FILE.read_text())
+    for key in keys:
+        assert any(script._explain(r["entry"], {key: "x"}) for r in rows if r["old"] == "yes"), key
+    figure = script.figures(rows)
+    assert figure["out_of_scope_uses"] < figure["all_removed_uses"] / 4
+    text = (ROOT / "docs" / "removed-apis.md").read_text()
+    assert "%.2f%% of all %d uses of removed names" % (100 * figure["share_of_all"], figure["all_removed_uses"]) in text
 
 
 def test_doors_count_real_repositories(uses: dict[str, Any]) -> None:
