@@ -107,6 +107,23 @@ class Lazy:
         self.make = make
 
 
+def provided_submodule(dotted: str) -> Lazy:
+    """The value of a parent's attribute for a submodule that a provide shim makes
+    (``pandas.util.testing``): imported at the attribute's first use. Where that shim is off
+    the import fails, and the attribute is then missing as it would be without compatfix."""
+    parent, _, leaf = dotted.rpartition(".")
+
+    def load() -> Any:
+        import importlib
+
+        try:
+            return importlib.import_module(dotted)
+        except ModuleNotFoundError as err:
+            raise AttributeError("module %r has no attribute %r" % (parent, leaf)) from err
+
+    return Lazy(load)
+
+
 def _resolved(names: dict[str, Any], name: str) -> Any:
     value = names[name]
     if isinstance(value, Lazy):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compatfix.patching import Lazy, replace_attribute, restore_names, wrap
+from compatfix.patching import provided_submodule, replace_attribute, restore_names, wrap
 from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
 
 # Where pandas keeps the readers besides its top level (``from pandas.io.parsers import read_csv``).
@@ -156,17 +156,8 @@ def provide_util_testing(module) -> None:
                   "pandas.util.testing")
 
 
-def _util_testing():
-    import importlib
-
-    try:
-        return importlib.import_module("pandas.util.testing")
-    except ModuleNotFoundError as err:  # the module's own shim is off: the attribute is missing too
-        raise AttributeError("module 'pandas.util' has no attribute 'testing'") from err
-
-
 def restore_util_testing_attribute(util) -> None:
-    restore_names(util, {"testing": Lazy(_util_testing)}, "pandas.util.testing.attribute")
+    restore_names(util, {"testing": provided_submodule("pandas.util.testing")}, "pandas.util.testing.attribute")
 
 
 TESTING_BROKE = ("pandas 2.0 (2023-04) removed pandas.util.testing (deprecated in 1.0), from which 2020-22 "

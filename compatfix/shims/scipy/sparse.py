@@ -6,9 +6,7 @@ dropped its ``arpack``; the names live in ``scipy.sparse.linalg``."""
 
 from __future__ import annotations
 
-import importlib
-
-from compatfix.patching import Lazy, replace_attribute, restore_names
+from compatfix.patching import provided_submodule, replace_attribute, restore_names
 from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
 
 EIGEN = "scipy.sparse.linalg.eigen"
@@ -22,19 +20,12 @@ def provide_arpack(module) -> None:
     restore_names(module, {name: getattr(linalg, name) for name in ARPACK_NAMES}, ARPACK)
 
 
-def _arpack_module():
-    try:
-        return importlib.import_module(ARPACK)
-    except ModuleNotFoundError as err:  # the module's own shim is off: the attribute is missing too
-        raise AttributeError("module %r has no attribute 'arpack'" % EIGEN) from err
-
-
 def restore_arpack_attribute(eigen) -> None:
     # eigen is a plain module since SciPy 1.8: without a __path__, `import eigen.arpack`
     # would fail before any finder is asked for the provided module.
     if not hasattr(eigen, "__path__"):
         replace_attribute(eigen, "__path__", [], ARPACK + ".attribute")
-    restore_names(eigen, {"arpack": Lazy(_arpack_module)}, ARPACK + ".attribute")
+    restore_names(eigen, {"arpack": provided_submodule(ARPACK)}, ARPACK + ".attribute")
 
 
 BROKE = ("SciPy 1.12 (2024-01) dropped scipy.sparse.linalg.eigen.arpack (SciPy 1.8 had moved it to a "

@@ -4,9 +4,7 @@ there; 1.x the pixel-level ones: Normalize, HueSaturationValue, RandomBrightness
 
 from __future__ import annotations
 
-import importlib
-
-from compatfix.patching import Lazy, has_working_name, restore_names
+from compatfix.patching import has_working_name, provided_submodule, restore_names
 from compatfix.registry import AFTER_IMPORT, PROVIDE, Shim
 from compatfix.shims.albumentations import OLD_NAMES
 
@@ -22,15 +20,8 @@ def provide_transforms(module) -> None:
     restore_names(module, names, "albumentations.augmentations.transforms")
 
 
-def _provided_module():
-    try:
-        return importlib.import_module(MODULE)
-    except ModuleNotFoundError as err:  # the module's own shim is off: the attribute is missing too
-        raise AttributeError("module 'albumentations.augmentations' has no attribute 'transforms'") from err
-
-
 def restore_transforms_attribute(augmentations) -> None:
-    restore_names(augmentations, {"transforms": Lazy(_provided_module)},
+    restore_names(augmentations, {"transforms": provided_submodule(MODULE)},
                   "albumentations.augmentations.transforms.attribute")
 
 
