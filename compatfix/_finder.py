@@ -55,8 +55,10 @@ class HookedLoader:
         self._engine.run_before(name)
         self._loader.exec_module(module)
         # A module may put another object in its place in sys.modules while it runs
-        # (transformers' _LazyModule): the import returns that one, so shim that one.
-        self._engine.run_after(sys.modules.get(name, module))
+        # (transformers' _LazyModule): the import returns that one, so shim that one, as
+        # long as it answers to the same name (anything else is not what the shims target).
+        placed = sys.modules.get(name, module)
+        self._engine.run_after(placed if getattr(placed, "__name__", None) == name else module)
 
 
 class ProvidingLoader:
