@@ -121,6 +121,18 @@ def test_out_of_scope_entries_are_a_small_named_share(script: ModuleType, uses: 
     assert "%.2f%% of all %d uses of removed names" % (100 * figure["share_of_all"], figure["all_removed_uses"]) in text
 
 
+def test_every_explanation_still_explains_an_uncovered_entry(script: ModuleType, uses: dict[str, Any],
+                                                             resolution: dict[str, Any]) -> None:
+    # A reason left behind after a shim covered its entry would mislabel the next entry that
+    # happens to match its key.
+    rows = script.load_rows(uses, resolution)
+    explanations = json.loads(script.EXPLANATIONS_FILE.read_text())
+    assert script.unused_explanations(rows, explanations) == []
+    uncovered = next(r for r in rows if r["old"] == "yes" and not r["covered"])
+    assert script.unused_explanations(rows, {**explanations, uncovered["entry"] + ".not_a_name": "x"}) \
+        == [uncovered["entry"] + ".not_a_name"]
+
+
 def test_doors_count_real_repositories(uses: dict[str, Any]) -> None:
     doors = json.loads((CORPUS / "doors.json").read_text())
     assert doors["repos_scanned"] == len(uses["repos"])

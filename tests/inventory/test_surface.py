@@ -119,13 +119,19 @@ def _below(name: str, targets: set[str]) -> bool:
     return any(name == target or name.startswith(target + ".") for target in targets)
 
 
+# Libraries whose stand-in modules cannot be built on a stack: not installed there, or at a
+# version the stand-ins' gates leave alone. py312 has today's release of each, so it builds all.
+UNBUILDABLE_ON_STACK = {"modern": {"albumentations", "transformers", "pytorch_lightning"}}
+
+
 @pytest.mark.stack("modern", "py312")
 def test_the_statuses_are_what_compatfix_s_data_says_now(table, surface):
     # Each stack checks the entries it can decide: a stand-in whose library is not installed
     # here (albumentations is on py312 only) is checked on the stack that has it.
     coverage = surface.Coverage()
     fresh = surface.restatus(copy.deepcopy(table["entries"]), coverage)
-    assert len(coverage.unbuilt) < 5, coverage.unbuilt
+    unbuildable = UNBUILDABLE_ON_STACK.get(os.environ.get("COMPATFIX_TEST_STACK", ""), set())
+    assert {module.split(".")[0] for module in coverage.unbuilt} <= unbuildable, coverage.unbuilt
     stale = [(entry["name"], {k: entry.get(k) for k in surface.STATUS_KEYS},
               {k: now.get(k) for k in surface.STATUS_KEYS})
              for entry, now in zip(table["entries"], fresh)
