@@ -209,6 +209,7 @@ NAMES = frozenset({
     'PIL.ImageDraw.textsize',
     'PIL.ImageFont.getsize',
     'PIL.ImageOps.posterize_zero_bits',
+    'albumentations.BasicTransform.positional_always_apply',
     'albumentations.Flip',
     'albumentations.ImageCompression.quality_lower',
     'albumentations.JpegCompression',

@@ -7,8 +7,9 @@ albumentations 2.x does not fail on a keyword it no longer knows: it warns and i
 it, so ``HorizontalFlip(always_apply=True)`` flips half the time and
 ``ImageCompression(quality_lower=20)`` compresses at quality 99-100. The wrappers give the
 old keywords their old meaning and show them in ``inspect.signature``; a call without them
-is passed on unchanged. ``albumentations.augmentations.transforms`` (the 0.5/1.x module
-path) is provided beside this file.
+is passed on unchanged. A 1.x custom transform's ``super().__init__(always_apply, p)``
+(1.x's positional order) is read as such. ``albumentations.augmentations.transforms`` (the
+0.5/1.x module path) is provided beside this file.
 """
 
 from __future__ import annotations
@@ -87,6 +88,28 @@ def _accepting_always_apply(init: Callable[..., Any]) -> Callable[..., Any]:
 def accept_always_apply(albumentations) -> None:
     for cls in _transform_classes(albumentations):
         _wrap_init(cls, _accepting_always_apply, {"always_apply": None}, "albumentations.always_apply")
+
+
+# --- BasicTransform(always_apply, p) by position -----------------------------------------
+
+def _accepting_positional_always_apply(init: Callable[..., Any]) -> Callable[..., Any]:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # 1.x's base was (always_apply=False, p=0.5), today's is (p=0.5, *, always_apply=None):
+        # a 1.x transform's super().__init__(always_apply, p) makes today's p the bool, so
+        # False (the usual value) gives p=0 and the transform never runs. A bool is never a
+        # probability a 2.x caller meant, so a bool first argument is read as 1.x's layout.
+        if args and isinstance(args[0], bool) and "always_apply" not in kwargs:
+            kwargs["always_apply"], args = args[0], args[1:]
+            if args and "p" not in kwargs:
+                kwargs["p"], args = args[0], args[1:]
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+def accept_positional_always_apply(albumentations) -> None:
+    wrap(albumentations.BasicTransform, "__init__", _accepting_positional_always_apply,
+         "albumentations.BasicTransform.positional_always_apply")
 
 
 # --- ImageCompression(quality_lower=, quality_upper=) -----------------------------------
@@ -258,6 +281,21 @@ SHIMS = (
         replacement="p=1.0",
         rewrites={"albumentations.%s(+always_apply)" % name: "p=1.0 instead of always_apply=True"
                   for name in ALWAYS_APPLY_CLASSES},
+    ),
+    Shim(
+        # after albumentations.always_apply, so its wrapper sees always_apply as a keyword
+        "albumentations.BasicTransform.positional_always_apply",
+        targets=["albumentations"],
+        kind=AFTER_IMPORT,
+        requires={"albumentations": ">=1.4.11"},
+        apply=accept_positional_always_apply,
+        risk=RISK_BEHAVIOUR,
+        broke="albumentations 1.4.11 (2024-07) moved p first in BasicTransform.__init__ (1.x: always_apply, "
+        "p); a 1.x custom transform's super().__init__(always_apply, p) now sets p=always_apply, so "
+        "with always_apply=False the transform silently never runs",
+        summary="read a bool first positional argument of BasicTransform.__init__ as 1.x's always_apply, "
+        "and the next one as p",
+        replacement="super().__init__(p=p)",
     ),
     Shim(
         "albumentations.ImageCompression.quality_lower",

@@ -107,6 +107,43 @@ def test_always_apply_applies_the_transform_every_time():
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
 
 
+# A 1.x custom transform: its own keywords, then always_apply and p handed to the base by
+# position, as 1.x's BasicTransform(always_apply=False, p=0.5) took them.
+OLD_CUSTOM_TRANSFORM = program("""
+    class AddShift(A.ImageOnlyTransform):
+        def __init__(self, shift=1, always_apply=False, p=0.5):
+            super().__init__(always_apply, p)
+            self.shift = shift
+
+        def apply(self, img, **params):
+            return img + self.shift
+
+    class AddOne(A.ImageOnlyTransform):
+        def __init__(self, always_apply=False):
+            super().__init__(always_apply)
+
+        def apply(self, img, **params):
+            return img + 1
+
+    print(AddShift(2, False, 0.3).p, AddShift(2).p, AddShift(2, True, 0.0).p, AddOne().p)
+    applied = [(run(AddShift(2), seed)["image"] == IMG + 2).all() for seed in range(40)]
+    print(0 < sum(applied) < 40)
+    print(A.HorizontalFlip(0.3).p, A.HorizontalFlip(p=0.2).p)  # today's calls are unchanged
+    """)
+
+
+def test_a_1x_custom_transform_passing_always_apply_and_p_by_position():
+    result = run_python(code=OLD_CUSTOM_TRANSFORM, compatfix=False)
+    # today's base reads the bool as p: False gives p=0, a transform that never runs
+    assert result.stdout.split("\n")[:3] == ["0.0 0.0 1.0 0.0", "False", "0.3 0.2"], result.stderr[-2000:]
+    result = run_python(code=OLD_CUSTOM_TRANSFORM)
+    # 1.x: p as given (0.5 by default), always_apply=True applies whatever p says
+    assert result.stdout.split("\n")[:3] == ["0.3 0.5 1.0 0.5", "True", "0.3 0.2"], result.stderr[-2000:]
+    result = run_python(code=OLD_CUSTOM_TRANSFORM, env=clean_env(
+        COMPATFIX_DISABLE="albumentations.BasicTransform.positional_always_apply"))
+    assert result.stdout.split("\n")[0] == "0.0 0.0 1.0 0.0", result.stderr[-2000:]
+
+
 def test_image_compression_quality_bounds_and_jpeg_compression():
     result = run_python(code=program("""
         import cv2
