@@ -42,6 +42,8 @@ def clean_env(compatfix: bool = True, **extra: str) -> dict[str, str]:
     if not compatfix:
         env["COMPATFIX"] = "0"
     env["PYTHONWARNINGS"] = "ignore::FutureWarning"  # torch.jit.script's deprecation noise
+    # albumentations 2.x asks PyPI for a newer release at every import: no network in tests
+    env.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
     env.update(extra)
     return env
 

@@ -8,12 +8,16 @@ numpy slices, and 1.x's brightness/contrast formula (out = img * alpha + beta * 
 from __future__ import annotations
 
 import textwrap
+from importlib.metadata import version
 
 import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+# py312 has albumentations 2.0.8, py313 2.0.0: the two ends of the 2.x line, on either
+# side of 2.0.7, which removed albumentations.augmentations.transforms.
+pytestmark = pytest.mark.stack("py312", "py313")
+MODULE_REMOVED = tuple(int(part) for part in version("albumentations").split(".")[:3]) >= (2, 0, 7)
 
 PREAMBLE = """
 import warnings
@@ -49,11 +53,14 @@ def test_the_old_api_is_missing_or_ignored_without_compatfix():
         flip = A.HorizontalFlip(always_apply=True)
         print(all((run(flip, seed)["image"] == IMG[:, ::-1]).all() for seed in range(20)))
         try:
-            import albumentations.augmentations.transforms
+            import albumentations.augmentations.transforms as T
+            print(sorted(n for n in ("Flip", "JpegCompression", "RandomBrightness", "RandomContrast") if hasattr(T, n)))
         except ImportError:
             print("no module")
         """), compatfix=False)
-    assert result.stdout.split("\n")[:2] == ["False", "no module"], result.stderr[-2000:]
+    # before 2.0.7 the module is albumentations' own, without the removed transforms
+    assert result.stdout.split("\n")[:2] == ["False", "no module" if MODULE_REMOVED else "[]"], \
+        result.stderr[-2000:]
 
 
 def test_each_shim_is_its_own():
@@ -71,15 +78,24 @@ def test_each_shim_is_its_own():
     module = program("""
         print(hasattr(A.augmentations, "transforms"))
         try:
-            import albumentations.augmentations.transforms
+            import albumentations.augmentations.transforms as T
+            print(hasattr(T, "RandomBrightness"))
         except ImportError:
             print("no module")
         """)
-    result = run_python(code=module, env=clean_env(COMPATFIX_DISABLE="albumentations.augmentations.transforms"))
-    assert result.stdout.split("\n")[1] == "no module", result.stderr[-2000:]
-    result = run_python(code=module, env=clean_env(
-        COMPATFIX_DISABLE="albumentations.augmentations.transforms.attribute"))
-    assert result.stdout.split("\n")[:2] == ["False", ""], result.stderr[-2000:]
+    if MODULE_REMOVED:
+        result = run_python(code=module, env=clean_env(COMPATFIX_DISABLE="albumentations.augmentations.transforms"))
+        assert result.stdout.split("\n")[1] == "no module", result.stderr[-2000:]
+        result = run_python(code=module, env=clean_env(
+            COMPATFIX_DISABLE="albumentations.augmentations.transforms.attribute"))
+        assert result.stdout.split("\n")[:2] == ["False", "True"], result.stderr[-2000:]
+    else:
+        result = run_python(code=module, env=clean_env(
+            COMPATFIX_DISABLE="albumentations.augmentations.transforms.restored_transforms"))
+        assert result.stdout.split("\n")[:2] == ["True", "False"], result.stderr[-2000:]
+        # the restored names are served from the module only while their own shim is on
+        result = run_python(code=module, env=clean_env(COMPATFIX_DISABLE="albumentations.JpegCompression"))
+        assert result.stdout.split("\n")[:2] == ["True", "False"], result.stderr[-2000:]
 
 
 def test_signatures_show_the_old_keywords():

@@ -1,7 +1,8 @@
 """omegaconf._utils.is_primitive_type (renamed is_primitive_type_annotation in OmegaConf
-2.2) against the real OmegaConf 2.3 of the py312 stack: missing with compatfix off; with
-it on, the answers OmegaConf 2.1.2's body gives (an Enum, int, float, bool, str or
-NoneType, as a class or as the type of a value), written out here by hand."""
+2.2) against the real OmegaConf of the py312 stack (2.3) and of py313 (2.2.1, the first
+release without it; 2.2.0 was yanked): missing with compatfix off; with it on, the answers
+OmegaConf 2.1.2's body gives (an Enum, int, float, bool, str or NoneType, as a class or as
+the type of a value), written out here by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+pytestmark = pytest.mark.stack("py312", "py313")
 
 PRESENT = "import omegaconf._utils as u\nprint(hasattr(u, 'is_primitive_type'))"
 
