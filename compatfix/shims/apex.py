@@ -62,6 +62,30 @@ def provide_apex_package(module) -> None:
     module.__getattr__ = __getattr__
 
 
+# Where apex defined names that its packages re-export, for the 2020-22 code that imported
+# them from there (``from apex.normalization.fused_layer_norm import FusedLayerNorm``): the
+# module, the stand-in module that has the names, and the names.
+DEFINING_MODULES = {
+    "apex.normalization.fused_layer_norm": ("normalization", (
+        "FusedLayerNorm", "FusedRMSNorm", "MixedFusedLayerNorm", "MixedFusedRMSNorm",
+        "fused_layer_norm_affine", "fused_layer_norm", "mixed_dtype_fused_layer_norm_affine",
+        "fused_rms_norm_affine", "fused_rms_norm", "mixed_dtype_fused_rms_norm_affine")),
+    "apex.optimizers.fused_adam": ("optimizers", ("FusedAdam",)),
+    "apex.optimizers.fused_lamb": ("optimizers", ("FusedLAMB",)),
+    "apex.optimizers.fused_sgd": ("optimizers", ("FusedSGD",)),
+    "apex.optimizers.fused_novograd": ("optimizers", ("FusedNovoGrad",)),
+}
+
+
+def provide_defining_module(module) -> None:
+    """Fill ``apex.<package>.<module>`` with the names apex defined there."""
+    standin_name, names = DEFINING_MODULES[module.__name__]
+    standin = importlib.import_module(STANDIN + "." + standin_name)
+    for name in names:
+        setattr(module, name, getattr(standin, name))
+    module.__all__ = list(names)
+
+
 def provide_submodule(module) -> None:
     """Fill ``apex.<name>`` with the public names of ``compatfix.apex_standin.<name>``."""
     standin = importlib.import_module(STANDIN + module.__name__[len("apex"):])
@@ -70,7 +94,7 @@ def provide_submodule(module) -> None:
         where = list(getattr(parent, "__path__", []))
         say("NVIDIA apex at %s has no %s (apex master removed amp and parallel on 2025-05-08): compatfix's "
             "torch-native stand-in provides it (docs/apex.md)" % (where, module.__name__))
-    if hasattr(standin, "__path__"):
+    if hasattr(standin, "__path__") or any(name.startswith(module.__name__ + ".") for name in DEFINING_MODULES):
         module.__path__ = []  # a package (apex.parallel): its submodules come through the finder too
     for name in standin.__all__:
         setattr(module, name, getattr(standin, name))
@@ -164,6 +188,55 @@ SHIMS = (
         rewrites={'apex.normalization': 'torch.nn'},
         renames={"apex.normalization.FusedLayerNorm": "torch.nn.LayerNorm",
                  "apex.normalization.FusedRMSNorm": "torch.nn.RMSNorm"},
+    ),
+    Shim(
+        "apex.module_paths",
+        targets=list(DEFINING_MODULES),
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_defining_module,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; 2020-22 code imported its layers and optimizers from the modules that "
+        "define them (from apex.normalization.fused_layer_norm import FusedLayerNorm)",
+        summary="provide apex.normalization.fused_layer_norm (the layers and apex's functional forms, "
+        "fused_layer_norm_affine, fused_rms_norm_affine, ...) and apex.optimizers.fused_adam/fused_lamb/"
+        "fused_sgd/fused_novograd with the stand-in's classes",
+        replacement="torch.nn.LayerNorm / RMSNorm and torch.nn.functional.layer_norm / rms_norm; torch.optim",
+        renames={"apex.normalization.fused_layer_norm.FusedLayerNorm": "torch.nn.LayerNorm",
+                 "apex.normalization.fused_layer_norm.FusedRMSNorm": "torch.nn.RMSNorm"},
+        rewrites={"apex.normalization.fused_layer_norm": "torch.nn.LayerNorm / torch.nn.functional.layer_norm",
+                  "apex.optimizers.fused_adam": "torch.optim.AdamW (fused=True on CUDA)",
+                  "apex.optimizers.fused_lamb": "a LAMB implementation of your own (torch has none)"},
+    ),
+    Shim(
+        "apex.multi_tensor_apply",
+        targets=["apex.multi_tensor_apply"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; code imports multi_tensor_applier to ask whether apex's fused kernels "
+        "(amp_C) are there",
+        summary="provide apex.multi_tensor_apply with multi_tensor_applier.available False (no amp_C), as "
+        "an apex built without its CUDA extensions, so code takes its plain-torch path",
+        replacement="torch._foreach_* ops",
+        rewrites={"apex.multi_tensor_apply": "torch._foreach_* ops (torch's multi-tensor kernels)"},
+    ),
+    Shim(
+        "apex.contrib.xentropy",
+        targets=["apex.contrib", "apex.contrib.xentropy"],
+        kind=PROVIDE,
+        requires=REQUIRES,
+        apply=provide_submodule,
+        risk=RISK_BEHAVIOUR,
+        broke=_NEVER_ON_PYPI + "; apex.contrib.xentropy's fused label-smoothed cross entropy needs its "
+        "xentropy_cuda extension",
+        summary="provide apex.contrib.xentropy.SoftmaxCrossEntropyLoss in torch: apex's per-row label-smoothed "
+        "loss, padding rows 0, and its gradient",
+        replacement="torch.nn.functional.cross_entropy(logits, labels, label_smoothing=s, ignore_index=pad, "
+        "reduction='none')",
+        rewrites={"apex.contrib.xentropy.SoftmaxCrossEntropyLoss": "torch.nn.functional.cross_entropy(..., "
+                  "label_smoothing=s, ignore_index=padding_idx, reduction='none')"},
     ),
     Shim(
         "apex.fp16_utils",

@@ -75,6 +75,40 @@ def test_with_compatfix_every_submodule_is_provided():
     assert result.stdout.split() == ["compatfix.apex_standin.amp", "compatfix.apex_standin.optimizers", "AmpState"]
 
 
+# The modules where apex defined what its packages re-export, and the two optional parts
+# 2020-22 code imported (UNITER, ClipBERT, unilm).
+DEFINING_MODULES = """
+from apex.normalization.fused_layer_norm import FusedLayerNorm, fused_layer_norm_affine, fused_rms_norm_affine
+from apex.optimizers.fused_lamb import FusedLAMB
+from apex.optimizers.fused_adam import FusedAdam
+from apex.multi_tensor_apply import multi_tensor_applier
+from apex.contrib.xentropy import SoftmaxCrossEntropyLoss
+import apex
+print(FusedLayerNorm is apex.normalization.FusedLayerNorm, FusedLAMB is apex.optimizers.FusedLAMB,
+      FusedAdam is apex.optimizers.FusedAdam, multi_tensor_applier.available, SoftmaxCrossEntropyLoss.__name__)
+"""
+
+
+def test_the_modules_apex_defined_its_names_in():
+    assert "No module named 'apex'" in run(DEFINING_MODULES, compatfix=False).stderr
+    result = run(DEFINING_MODULES)
+    assert result.stdout.split() == ["True", "True", "True", "False", "SoftmaxCrossEntropyLoss"], result.stderr
+    for shim, missing in (("apex.module_paths", "apex.normalization.fused_layer_norm"),
+                          ("apex.multi_tensor_apply", "apex.multi_tensor_apply"),
+                          ("apex.contrib.xentropy", "apex.contrib")):
+        result = run(DEFINING_MODULES.replace("from apex.normalization.fused_layer_norm", "import apex\n"
+                                              "from apex.normalization.fused_layer_norm")
+                     if shim != "apex.module_paths" else DEFINING_MODULES, COMPATFIX_DISABLE=shim)
+        assert "No module named '%s'" % missing in result.stderr, (shim, result.stderr[-2000:])
+
+
+def test_a_real_apex_keeps_its_own_defining_modules(tmp_path):
+    nvidia_apex(tmp_path, ("amp", "parallel", "optimizers", "normalization", "fp16_utils", "contrib"))
+    write(tmp_path / "apex" / "normalization" / "fused_layer_norm.py", "REAL = True\n")
+    result = run("import apex.normalization.fused_layer_norm as f\nprint(f.REAL)", site=tmp_path)
+    assert result.stdout.split() == ["True"], result.stderr
+
+
 def test_importing_apex_does_not_import_torch_until_a_submodule_is_used():
     result = run("import apex, sys; a = 'torch' in sys.modules; apex.amp; print(a, 'torch' in sys.modules)")
     assert result.stdout.split() == ["False", "True"], result.stderr
