@@ -225,7 +225,7 @@ SHIMS = (
         apply=restore_model_urls,
         restores=["model_urls", "quant_model_urls"],
         broke="torchvision 0.13 (2022-06) replaced the model modules' model_urls dicts with the weights enums, "
-        "kept them deprecated through 0.14 (pytorch/vision#5840), and 0.15 (2023-03) removed them: "
+        "kept them deprecated through 0.14, and 0.15 (2023-03) removed them: "
         "`from torchvision.models.resnet import model_urls` (backbone files of 2019-22 detectors, "
         "CRAFT's vgg16_bn) fails",
         summary="restore each model module's model_urls (and quant_model_urls) with torchvision 0.12's keys and "
