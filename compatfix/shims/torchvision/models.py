@@ -231,8 +231,10 @@ SHIMS = (
         summary="restore each model module's model_urls (and quant_model_urls) with torchvision 0.12's keys and "
         "URLs, read from today's weights enums where they hold the same file",
         replacement="the weights enums: ResNet50_Weights.IMAGENET1K_V1.url (or .get_state_dict())",
-        rewrites={"torchvision.models.%s.model_urls" % name: "the %s weights enums' .url" % name
-                  for name in MODEL_URLS},
+        rewrites={**{"torchvision.models.%s.model_urls" % name: "the %s weights enums' .url" % name
+                     for name in (*MODEL_URLS, *QUANTIZED_FLOAT_URLS)},
+                  **{"torchvision.models.%s.quant_model_urls" % name: "the %s quantized weights enums' .url" % name
+                     for name in QUANT_MODEL_URLS}},
     ),
     Shim(
         "torchvision.models.load_state_dict_from_url",
