@@ -1,8 +1,8 @@
 """numpy 1.x's modules and submodule names that numpy 2 deleted or made private:
 numpy.compat, numpy.lib's re-exports (np.lib.pad), numpy.lib.function_base (disp),
-numpy.lib.format._read_array_header and numpy.linalg.linalg, against the real numpy 2
-of the "modern" stack. Expected values come from numpy 1.21's definitions, written out
-here, or from numpy's own public functions, not from the shim."""
+numpy.lib.format._read_array_header and numpy.linalg.linalg, against the real numpy 2.4
+and 2.5 of the "modern" and "py312" stacks. Expected values come from numpy 1.21's
+definitions, written out here, or from numpy's own public functions, not from the shim."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("modern")
+pytestmark = pytest.mark.stack("modern", "py312")
 
 SHIMS = ("numpy.compat", "numpy.compat.attribute", "numpy.lib.reexports", "numpy.lib.function_base",
          "numpy.lib.function_base.attribute", "numpy.lib.format.read_array_header", "numpy.linalg.linalg",
