@@ -1,20 +1,29 @@
-"""Shims for NumPy: the aliases that 1.24, 2.0 and 2.4 removed.
+"""Shims for NumPy: the aliases that 1.24, 2.0 and 2.4 removed, and the numpy 1.x
+modules and submodule names that numpy 2 made private or deleted (numpy.compat,
+numpy.lib's re-exports, numpy.lib.function_base, numpy.linalg.linalg).
 
-Every one is a pure alias (or, for asfarray, sctypes and find_common_type, a rebuild
-from public API) and is only set where the name is missing: numpy 2 re-added ``bool``
-and ``long`` with other meanings, and those are never touched.
+Every one is a pure alias (or, for asfarray, sctypes, find_common_type and numpy.compat's
+helpers, a rebuild from public API) and is only set where the name is missing: numpy 2
+re-added ``bool`` and ``long`` with other meanings, and those are never touched.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
+import io
+import os
+import pathlib
+import pickle
+import sys
 import warnings
+from typing import Any
 
 from compatfix._versions import release_tuple
-from compatfix.patching import Lazy, restore_names
-from compatfix.registry import Shim
+from compatfix.patching import Lazy, provided_submodule, restore_names
+from compatfix.registry import PROVIDE, Shim
 
 
 # The builtins that numpy 1.24 stopped re-exporting under their own names.
@@ -115,6 +124,7 @@ NUMPY2_ALIASES = {
     "void0": "void",
     "mat": "asmatrix",
     "row_stack": "vstack",
+    "NAN": "nan",
 }
 # The other NEP 52 removals that numpy2_aliases restores (values, and rebuilt functions).
 NUMPY2_REBUILT = ("NINF", "PZERO", "NZERO", "issubclass_", "asfarray", "sctypes", "find_common_type")
@@ -300,6 +310,161 @@ def restore_numpy2_functions(np) -> None:
     restore_names(np, names, "numpy.numpy2_functions")
 
 
+# --- numpy 1.x modules that numpy 2.0 deleted or made private --------------------------
+
+def _compat_names() -> dict[str, Any]:
+    """numpy 1.x's numpy.compat (its py3k helpers), as numpy 1.21's py3k.py defined them."""
+
+    def asbytes(s):
+        if isinstance(s, bytes):
+            return s
+        return str(s).encode("latin1")
+
+    def asstr(s):
+        if isinstance(s, bytes):
+            return s.decode("latin1")
+        return str(s)
+
+    def asbytes_nested(x):
+        if hasattr(x, "__iter__") and not isinstance(x, (bytes, str)):
+            return [asbytes_nested(y) for y in x]
+        return asbytes(x)
+
+    def asunicode_nested(x):
+        if hasattr(x, "__iter__") and not isinstance(x, (bytes, str)):
+            return [asunicode_nested(y) for y in x]
+        return asstr(x)
+
+    def isfileobj(f):
+        return isinstance(f, (io.FileIO, io.BufferedReader, io.BufferedWriter))
+
+    def open_latin1(filename, mode="r"):
+        return open(filename, mode=mode, encoding="iso-8859-1")
+
+    def sixu(s):
+        return s
+
+    def getexception():
+        return sys.exc_info()[1]
+
+    def is_pathlib_path(obj):
+        return isinstance(obj, pathlib.Path)
+
+    def npy_load_module(name, fn, info=None):
+        """Load the Python source file ``fn`` as the module ``name`` (put in sys.modules),
+        as ``SourceFileLoader(name, fn).load_module()`` did."""
+        import importlib.machinery
+        import importlib.util
+
+        loader = importlib.machinery.SourceFileLoader(name, fn)
+        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+        sys.modules[name] = module
+        loader.exec_module(module)
+        return module
+
+    return {
+        "bytes": builtins.bytes, "unicode": builtins.str, "basestring": builtins.str, "long": builtins.int,
+        "integer_types": (builtins.int,), "strchar": "U", "pickle": pickle, "Path": pathlib.Path,
+        "os_fspath": os.fspath, "os_PathLike": os.PathLike, "contextlib_nullcontext": contextlib.nullcontext,
+        "asbytes": asbytes, "asstr": asstr, "asunicode": asstr, "asbytes_nested": asbytes_nested,
+        "asunicode_nested": asunicode_nested, "isfileobj": isfileobj, "open_latin1": open_latin1,
+        "sixu": sixu, "getexception": getexception, "is_pathlib_path": is_pathlib_path,
+        "npy_load_module": npy_load_module,
+    }
+
+
+def provide_compat(module) -> None:
+    restore_names(module, _compat_names(), "numpy.compat")
+
+
+def restore_compat_attribute(np) -> None:
+    # numpy 1.x imported numpy.compat at its top level, so np.compat worked unimported.
+    restore_names(np, {"compat": provided_submodule("numpy.compat")}, "numpy.compat.attribute")
+
+
+# What numpy 1.21's numpy.lib re-exported from its submodules and numpy 2 keeps only at its
+# top level: the same objects (numpy 1.x's np.pad was numpy.lib.pad). Its `polynomial` was
+# numpy.lib.polynomial, not today's np.polynomial package, and is left out.
+LIB_REEXPORTS = (
+    "angle", "append", "apply_along_axis", "apply_over_axes", "array_split", "asarray_chkfinite", "average",
+    "bartlett", "bincount", "blackman", "broadcast_arrays", "broadcast_shapes", "broadcast_to", "c_",
+    "column_stack", "common_type", "copy", "corrcoef", "cov", "delete", "diag", "diag_indices",
+    "diag_indices_from", "diagflat", "diff", "digitize", "dsplit", "dstack", "ediff1d", "emath", "expand_dims",
+    "extract", "eye", "fill_diagonal", "fix", "flip", "fliplr", "flipud", "fromregex", "genfromtxt",
+    "get_include", "gradient", "hamming", "hanning", "histogram", "histogram2d", "histogram_bin_edges",
+    "histogramdd", "hsplit", "i0", "imag", "index_exp", "info", "insert", "interp", "intersect1d", "iscomplex",
+    "iscomplexobj", "isin", "isneginf", "isposinf", "isreal", "isrealobj", "issubdtype", "iterable", "ix_",
+    "kaiser", "kron", "load", "loadtxt", "mask_indices", "median", "meshgrid", "mgrid", "mintypecode",
+    "nan_to_num", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian",
+    "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "ndenumerate", "ndindex",
+    "ogrid", "packbits", "pad", "percentile", "piecewise", "place", "poly", "poly1d", "polyadd", "polyder",
+    "polydiv", "polyfit", "polyint", "polymul", "polysub", "polyval", "put_along_axis", "quantile", "r_",
+    "ravel_multi_index", "real", "real_if_close", "roots", "rot90", "row_stack", "s_", "save", "savetxt",
+    "savez", "savez_compressed", "select", "setdiff1d", "setxor1d", "sinc", "sort_complex", "split",
+    "take_along_axis", "tile", "tri", "tril", "tril_indices", "tril_indices_from", "trim_zeros", "triu",
+    "triu_indices", "triu_indices_from", "typename", "union1d", "unique", "unpackbits", "unravel_index",
+    "unwrap", "vander", "vectorize", "vsplit",
+)
+
+
+def restore_lib_reexports(lib) -> None:
+    np = sys.modules["numpy"]
+    names = {name: getattr(np, name) for name in LIB_REEXPORTS if hasattr(np, name)}
+    restore_names(lib, names, "numpy.lib.reexports")
+
+
+def disp(mesg, device=None, linefeed=True) -> None:
+    """Removed in numpy 2.0: write ``mesg`` to ``device`` (standard output by default),
+    with a newline unless ``linefeed`` is false, and flush it."""
+    if device is None:
+        device = sys.stdout
+    device.write("%s\n" % mesg if linefeed else "%s" % mesg)
+    device.flush()
+
+
+def provide_function_base(module) -> None:
+    # numpy 2 keeps the module's code as numpy.lib._function_base_impl; disp went.
+    from numpy.lib import _function_base_impl
+
+    names = {name: value for name, value in vars(_function_base_impl).items() if not name.startswith("__")}
+    names["disp"] = disp
+    restore_names(module, names, "numpy.lib.function_base")
+
+
+def restore_function_base_attribute(lib) -> None:
+    restore_names(lib, {"function_base": provided_submodule("numpy.lib.function_base")},
+                  "numpy.lib.function_base.attribute")
+
+
+def restore_read_array_header(fmt) -> None:
+    # numpy 2 left it in numpy.lib._format_impl; 1.24 only added max_header_size=, with a
+    # default, so the old (fp, version) call is unchanged.
+    from numpy.lib import _format_impl
+
+    restore_names(fmt, {"_read_array_header": _format_impl._read_array_header}, "numpy.lib.format.read_array_header")
+
+
+def provide_linalg_linalg(module) -> None:
+    # numpy 2.0-2.3's numpy.linalg.linalg served every name of numpy.linalg._linalg (with a
+    # DeprecationWarning) until numpy removed the module.
+    from numpy.linalg import _linalg
+
+    names = {name: value for name, value in vars(_linalg).items() if not name.startswith("__")}
+    restore_names(module, names, "numpy.linalg.linalg")
+
+
+def restore_linalg_linalg_attribute(linalg) -> None:
+    restore_names(linalg, {"linalg": provided_submodule("numpy.linalg.linalg")}, "numpy.linalg.linalg.attribute")
+
+
+COMPAT_BROKE = ("numpy 2.0 (2024-06) removed numpy.compat, its Python 2/3 helpers (long, unicode, asbytes, "
+                "asstr, isfileobj, ...), deprecated in 1.26")
+FUNCTION_BASE_BROKE = ("numpy 2.0 (2024-06) made numpy.lib.function_base private (numpy.lib._function_base_impl) "
+                       "and removed its disp")
+LINALG_LINALG_BROKE = ("numpy 2.0 (2024-06) made numpy.linalg.linalg private as numpy.linalg._linalg (a deprecated "
+                       "stub served its names until numpy removed it)")
+
+
 SHIMS = (
     Shim(
         "numpy.warnings",
@@ -409,5 +574,95 @@ SHIMS = (
         replacement="np.isin(a, b).ravel() and np.trapezoid",
         renames={"numpy.trapz": "numpy.trapezoid"},
         rewrites={"numpy.in1d": "np.isin(a, b).ravel() (isin keeps the input's shape)"},
+    ),
+    Shim(
+        "numpy.compat",
+        targets=["numpy.compat"],
+        kind=PROVIDE,
+        requires={"numpy": ">=2.0"},
+        apply=provide_compat,
+        broke=COMPAT_BROKE,
+        summary="provide numpy.compat with numpy 1.x's names (long, unicode, basestring, integer_types, asbytes, "
+        "asstr, asunicode, isfileobj, open_latin1, os_fspath, Path, npy_load_module, ...)",
+        replacement="the builtins and the standard library (int, str, bytes, os.fspath, pathlib.Path)",
+        rewrites={"numpy.compat": "the builtins and the standard library (int for long, str for unicode)"},
+    ),
+    Shim(
+        "numpy.compat.attribute",
+        targets=["numpy"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_compat_attribute,
+        restores=["compat"],
+        broke=COMPAT_BROKE,
+        summary="restore np.compat as an attribute (the provided module), as numpy 1.x imported it",
+        replacement="the builtins and the standard library (int for np.compat.long)",
+        renames={"numpy.compat.long": "int", "numpy.compat.unicode": "str", "numpy.compat.basestring": "str"},
+    ),
+    Shim(
+        "numpy.lib.reexports",
+        targets=["numpy.lib"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_lib_reexports,
+        restores=LIB_REEXPORTS,
+        broke="numpy 2.0 (2024-06) cut numpy.lib down to a few submodules: np.lib.pad, np.lib.tile, "
+        "np.lib.emath and the other functions numpy 1.x's numpy.lib re-exported are AttributeErrors",
+        summary="restore numpy 1.x's numpy.lib re-exports as the top-level functions they were",
+        replacement="the same names on numpy itself (np.pad, np.tile, np.emath, ...)",
+        renames={"numpy.lib." + name: "numpy." + name for name in LIB_REEXPORTS},
+    ),
+    Shim(
+        "numpy.lib.function_base",
+        targets=["numpy.lib.function_base"],
+        kind=PROVIDE,
+        requires={"numpy": ">=2.0"},
+        apply=provide_function_base,
+        broke=FUNCTION_BASE_BROKE,
+        summary="provide numpy.lib.function_base with the names of numpy.lib._function_base_impl, and disp",
+        replacement="the same functions on numpy itself; print(mesg) for disp(mesg)",
+        rewrites={"numpy.lib.function_base.disp": "print(mesg)",
+                  "numpy.lib.function_base": "numpy (the functions are public there)"},
+    ),
+    Shim(
+        "numpy.lib.function_base.attribute",
+        targets=["numpy.lib"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_function_base_attribute,
+        restores=["function_base"],
+        broke=FUNCTION_BASE_BROKE,
+        summary="restore np.lib.function_base as an attribute (the provided module)",
+        replacement="the same functions on numpy itself",
+    ),
+    Shim(
+        "numpy.lib.format.read_array_header",
+        targets=["numpy.lib.format"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_read_array_header,
+        restores=["_read_array_header"],
+        broke="numpy 2.0 (2024-06) turned numpy.lib.format into a re-export of the private "
+        "numpy.lib._format_impl without its private _read_array_header(fp, version), which .npy readers called",
+        summary="restore numpy.lib.format._read_array_header as numpy.lib._format_impl's, the same function",
+        replacement="numpy.lib.format.read_magic(fp) then read_array_header_1_0(fp) / read_array_header_2_0(fp)",
+        rewrites={"numpy.lib.format._read_array_header": "numpy.lib.format.read_array_header_1_0 / _2_0"},
+    ),
+    Shim(
+        "numpy.linalg.linalg",
+        targets=["numpy.linalg.linalg"],
+        kind=PROVIDE,
+        requires={"numpy": ">=2.0"},
+        apply=provide_linalg_linalg,
+        broke=LINALG_LINALG_BROKE,
+        summary="provide numpy.linalg.linalg with the names of numpy.linalg._linalg (svd, norm, LinAlgError, ...)",
+        replacement="numpy.linalg (numpy.linalg.svd is the same function)",
+        rewrites={"numpy.linalg.linalg": "numpy.linalg"},
+    ),
+    Shim(
+        "numpy.linalg.linalg.attribute",
+        targets=["numpy.linalg"],
+        requires={"numpy": ">=2.0"},
+        apply=restore_linalg_linalg_attribute,
+        restores=["linalg"],
+        broke=LINALG_LINALG_BROKE,
+        summary="restore np.linalg.linalg as an attribute (the provided module)",
+        replacement="numpy.linalg",
     ),
 )

@@ -389,7 +389,46 @@ def restore_inplace_casting(torch) -> None:
     for name, op in _INPLACE.items():
         wrap(torch.Tensor, name, _old_inplace(op, torch), "torch.inplace_int_arithmetic")
 
+
+def _renamed_functions(torch) -> dict[str, Callable[..., Any]]:
+    def set_deterministic(d: bool) -> None:
+        """torch 1.7: ``set_deterministic(d)``, renamed ``use_deterministic_algorithms`` in 1.8."""
+        torch.use_deterministic_algorithms(d)
+
+    def is_deterministic() -> bool:
+        """torch 1.7: ``is_deterministic()``, renamed ``are_deterministic_algorithms_enabled`` in 1.8."""
+        return torch.are_deterministic_algorithms_enabled()
+
+    return {
+        # torch 1.7's Assert(condition, message), the symbolically traceable assert, is
+        # torch 1.8's _assert(condition, message): the same function under a private name.
+        "Assert": torch._assert,
+        "set_deterministic": set_deterministic,
+        "is_deterministic": is_deterministic,
+    }
+
+
+def restore_renamed_functions(torch) -> None:
+    restore_names(torch, _renamed_functions(torch), "torch.renamed_functions")
+
+
 SHIMS = (
+    Shim(
+        "torch.renamed_functions",
+        targets=["torch"],
+        requires={"torch": ">=1.8"},
+        apply=restore_renamed_functions,
+        restores=["Assert", "set_deterministic", "is_deterministic"],
+        broke="torch 1.8 (2021-03) renamed torch.Assert to torch._assert (StyleGAN2-ADA's misc.assert_shape calls "
+        "it), and deprecated set_deterministic and is_deterministic for use_deterministic_algorithms and "
+        "are_deterministic_algorithms_enabled (pytorch/pytorch#49904), which torch 1.10 (2021-10, "
+        "pytorch/pytorch#62158) then removed",
+        summary="restore torch.Assert as torch._assert, and set_deterministic(d) / is_deterministic() on the "
+        "functions that replaced them",
+        replacement="torch._assert, torch.use_deterministic_algorithms, torch.are_deterministic_algorithms_enabled",
+        renames={"torch.Assert": "torch._assert", "torch.set_deterministic": "torch.use_deterministic_algorithms",
+                 "torch.is_deterministic": "torch.are_deterministic_algorithms_enabled"},
+    ),
     Shim(
         "torch.fft_functions",
         targets=["torch"],

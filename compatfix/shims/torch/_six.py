@@ -16,6 +16,11 @@ SIX_NAMES = {
     "int_classes": int,
     "inf": math.inf,
     "nan": math.nan,
+    # Python-version flags: torch 1.7 had PY3 (dropped by 1.10) and PY37, which the last
+    # torch._six (1.13) defined as "Python >= 3.7": both true on every Python today's
+    # torch runs on.
+    "PY3": True,
+    "PY37": True,
 }
 
 
@@ -31,11 +36,11 @@ SHIMS = (
         requires={"torch": ">=2.0"},
         apply=restore_six,
         broke="torch 2.0 (2023-03) deleted torch._six",
-        summary="provide torch._six (container_abcs, string_classes, int_classes, inf, nan)",
+        summary="provide torch._six (container_abcs, string_classes, int_classes, inf, nan, PY3, PY37)",
         replacement="the standard library: str, int, collections.abc, math.inf, math.nan",
         renames={"torch._six.string_classes": "(str, bytes)", "torch._six.int_classes": "int",
                  "torch._six.container_abcs": "collections.abc", "torch._six.inf": "math.inf",
-                 "torch._six.nan": "math.nan"},
+                 "torch._six.nan": "math.nan", "torch._six.PY3": "True", "torch._six.PY37": "True"},
         rewrites={"torch._six": "the standard library (str, int, collections.abc, math.inf, math.nan)"},
     ),
     Shim(
@@ -44,7 +49,7 @@ SHIMS = (
         kind=AFTER_IMPORT,
         requires={"torch": ">=1.8,<2.0"},
         apply=restore_six,
-        broke="torch 1.8-1.9 (2021) dropped int_classes and container_abcs from torch._six",
+        broke="torch 1.8-1.10 (2021) dropped int_classes, container_abcs and PY3 from torch._six",
         summary="restore the names that torch 1.8-1.13's torch._six no longer has",
         replacement="int and collections.abc",
     ),

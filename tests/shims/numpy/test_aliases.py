@@ -12,7 +12,7 @@ from support import clean_env, run_python
 
 BUILTIN = ["float", "int", "object", "str", "complex", "unicode"]
 NUMPY2 = [
-    "float_", "complex_", "cfloat", "string_", "unicode_", "NaN", "Inf", "infty", "PINF",
+    "float_", "complex_", "cfloat", "string_", "unicode_", "NaN", "NAN", "Inf", "infty", "PINF",
     "NINF", "product", "cumproduct", "alltrue", "sometrue", "round_", "bool8", "int0", "uint0",
     "object0", "str0", "bytes0", "void0", "mat", "issubclass_", "row_stack", "asfarray",
     "sctypes", "find_common_type",
@@ -79,7 +79,8 @@ def test_numpy2_aliases_are_restored_with_their_old_meaning():
         import math, numpy as np
         assert np.float_ is np.float64 and np.complex_ is np.complex128 and np.cfloat is np.complex128
         assert np.string_ is np.bytes_ and np.unicode_ is np.str_ and np.bool8 is np.bool_
-        assert math.isnan(np.NaN) and np.Inf == np.infty == np.PINF == math.inf and np.NINF == -math.inf
+        assert math.isnan(np.NaN) and math.isnan(np.NAN)
+        assert np.Inf == np.infty == np.PINF == math.inf and np.NINF == -math.inf
         assert np.product([2, 3]) == 6 and list(np.cumproduct([2, 3])) == [2, 6]
         assert np.alltrue([True, True]) and np.sometrue([False, True]) and np.round_(1.26, 1) == 1.3
         assert np.int0 is np.intp and np.uint0 is np.uintp and np.object0 is np.object_

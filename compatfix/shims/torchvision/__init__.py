@@ -1,6 +1,7 @@
 """Shims for torchvision: modules that 2020-21 code imports and torchvision removed, the
 private empty-tensor helpers that DETR-lineage code imports anyway, and the transforms
-that torchvision 0.12 dropped after four years of deprecation."""
+that torchvision 0.12 dropped after four years of deprecation; ``models.py`` for the
+model modules' ``model_urls``."""
 
 from __future__ import annotations
 
@@ -112,6 +113,15 @@ def restore_functional_scale(module) -> None:
     restore_names(module, {"scale": module.resize}, "torchvision.transforms.functional.scale")
 
 
+def restore_get_image_size(module) -> str | None:
+    # torchvision 0.11 made the private _get_image_size(img) public as get_image_size(img),
+    # the same [width, height] of a PIL image or a tensor.
+    if not hasattr(module, "get_image_size"):
+        return "this torchvision has no get_image_size to restore _get_image_size as"
+    restore_names(module, {"_get_image_size": module.get_image_size}, "torchvision.transforms.functional.get_image_size")
+    return None
+
+
 SHIMS = (
     Shim(
         "torchvision.functional_tensor",
@@ -199,5 +209,17 @@ SHIMS = (
         summary="restore transforms.functional.scale as resize",
         replacement="torchvision.transforms.functional.resize",
         renames={"torchvision.transforms.functional.scale": "torchvision.transforms.functional.resize"},
+    ),
+    Shim(
+        "torchvision.transforms.functional.get_image_size",
+        targets=["torchvision.transforms.functional"],
+        requires={"torchvision": ">=0.11"},
+        apply=restore_get_image_size,
+        restores=["_get_image_size"],
+        broke="torchvision 0.11 (2021-10) renamed the private transforms.functional._get_image_size to "
+        "get_image_size, which transforms copied from torchvision 0.8-0.10 still call",
+        summary="restore transforms.functional._get_image_size(img) as get_image_size: [width, height]",
+        replacement="torchvision.transforms.functional.get_image_size (or get_dimensions, [channels, height, width])",
+        renames={"torchvision.transforms.functional._get_image_size": "torchvision.transforms.functional.get_image_size"},
     ),
 )

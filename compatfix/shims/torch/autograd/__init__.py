@@ -1,0 +1,1 @@
+"""Shims for ``torch.autograd`` submodules (``profiler.py`` for ``torch.autograd.profiler``)."""
