@@ -57,6 +57,8 @@ MADE = {
     "AdamW": ("compatfix.shims.transformers.optimization", "adamw_class"),
     "AutoModelWithLMHead": ("compatfix.shims.transformers.models.auto.modeling_auto", "auto_model_with_lm_head"),
     "MODEL_WITH_LM_HEAD_MAPPING": ("compatfix.shims.transformers.models.auto.modeling_auto", "lm_head_mapping"),
+    **{name: ("compatfix.shims.transformers.data.datasets", "dataset_class", name)
+       for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
 }
 # ... and those that are plain attributes of a compatfix module.
 MOVED = {
@@ -75,8 +77,8 @@ MOVED = {
 }
 
 
-def _made_by(module_name: str, factory: str):
-    return _shim_attribute(module_name, factory)()
+def _made_by(module_name: str, factory: str, *arguments: str):
+    return _shim_attribute(module_name, factory)(*arguments)
 
 
 def restore_probes(module) -> None:
@@ -174,11 +176,13 @@ SHIMS = (
         apply=restore_moved,
         restores=[*MADE, *MOVED],
         broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
-        "top_k_top_p_filtering and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
+        "top_k_top_p_filtering, the language-modeling datasets (TextDataset, LineByLineTextDataset, "
+        "LineByLineWithRefDataset) and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
         "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, glue_processors, "
         "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes)",
         summary="restore them as the objects the shims of the modules 4.x defined them in restore (4.x's AdamW, "
-        "the LM-head auto class and mapping, the top-k/top-p filter, the GLUE data classes, tables and metrics)",
+        "the LM-head auto class and mapping, the top-k/top-p filter, the language-modeling datasets, the GLUE data "
+        "classes, tables and metrics)",
         replacement="torch.optim.AdamW; AutoModelForMaskedLM / AutoModelForCausalLM / AutoModelForSeq2SeqLM; "
         "TopKLogitsWarper and TopPLogitsWarper",
         rewrites={"transformers.AdamW": "torch.optim.AdamW (decay order, eps and correct_bias differ)",
@@ -187,6 +191,8 @@ SHIMS = (
                   "transformers.MODEL_WITH_LM_HEAD_MAPPING": "MODEL_FOR_MASKED_LM_MAPPING / "
                   "MODEL_FOR_CAUSAL_LM_MAPPING / MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING",
                   "transformers.top_k_top_p_filtering": "TopKLogitsWarper then TopPLogitsWarper",
+                  **{"transformers." + name: "datasets.load_dataset('text', data_files=...).map(tokenize)"
+                     for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
                   **{"transformers." + name: "your own code, or the datasets and evaluate libraries"
                      for name in MOVED if name != "top_k_top_p_filtering"}},
     ),
