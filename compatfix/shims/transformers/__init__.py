@@ -57,6 +57,7 @@ MADE = {
     "AdamW": ("compatfix.shims.transformers.optimization", "adamw_class"),
     "AutoModelWithLMHead": ("compatfix.shims.transformers.models.auto.modeling_auto", "auto_model_with_lm_head"),
     "MODEL_WITH_LM_HEAD_MAPPING": ("compatfix.shims.transformers.models.auto.modeling_auto", "lm_head_mapping"),
+    "MODEL_NAMES_MAPPING": ("compatfix.shims.transformers.models.auto.configuration_auto", "model_names_mapping"),
     **{name: ("compatfix.shims.transformers.data.datasets", "dataset_class", name)
        for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
 }
@@ -176,12 +177,13 @@ SHIMS = (
         apply=restore_moved,
         restores=[*MADE, *MOVED],
         broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
+        "MODEL_NAMES_MAPPING, "
         "top_k_top_p_filtering, the language-modeling datasets (TextDataset, LineByLineTextDataset, "
         "LineByLineWithRefDataset) and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
         "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, glue_processors, "
         "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes)",
         summary="restore them as the objects the shims of the modules 4.x defined them in restore (4.x's AdamW, "
-        "the LM-head auto class and mapping, the top-k/top-p filter, the language-modeling datasets, the GLUE data "
+        "the LM-head auto class and mapping, the model-name table, the top-k/top-p filter, the language-modeling datasets, the GLUE data "
         "classes, tables and metrics)",
         replacement="torch.optim.AdamW; AutoModelForMaskedLM / AutoModelForCausalLM / AutoModelForSeq2SeqLM; "
         "TopKLogitsWarper and TopPLogitsWarper",
@@ -191,6 +193,7 @@ SHIMS = (
                   "transformers.MODEL_WITH_LM_HEAD_MAPPING": "MODEL_FOR_MASKED_LM_MAPPING / "
                   "MODEL_FOR_CAUSAL_LM_MAPPING / MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING",
                   "transformers.top_k_top_p_filtering": "TopKLogitsWarper then TopPLogitsWarper",
+                  "transformers.MODEL_NAMES_MAPPING": "your own {model_type: name} table (transformers 5 has none)",
                   **{"transformers." + name: "datasets.load_dataset('text', data_files=...).map(tokenize)"
                      for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
                   **{"transformers." + name: "your own code, or the datasets and evaluate libraries"
