@@ -6,6 +6,9 @@ This file holds the kinds of shim that many model modules share:
   ``modeling_<model>`` modules defined and transformers 4.41 removed, restored at the module
   paths 2020-22 code imports them from as the very objects the top-level
   ``transformers.archive_maps`` shim restores (4.30.2's data);
+- the docstring constants ``<MODEL>_START_DOCSTRING`` / ``<MODEL>_INPUTS_DOCSTRING`` of 4.x's
+  BERT, ALBERT and RoBERTa modeling modules (4.30.2's text, in ``_docstrings``), with which
+  2020-22 models built on them decorate their classes;
 - 4.x's tokenizer modules that transformers 5 merged away: ``tokenization_<model>_fast`` (5 has
   one tokenizer class per model, in ``tokenization_<model>``, with the ``...Fast`` name as an
   alias of it) and the modules of models whose tokenizer 5 serves with another model's class
@@ -16,7 +19,9 @@ This file holds the kinds of shim that many model modules share:
 
 from __future__ import annotations
 
-from compatfix.patching import restore_names
+import functools
+
+from compatfix.patching import Lazy, restore_names
 from compatfix.registry import PROVIDE, Shim
 from compatfix.shims.transformers import ARCHIVE_REPLACEMENT, archive_values
 
@@ -57,6 +62,42 @@ def _archive_list_shim(module_name: str, models: tuple[str, ...]) -> Shim:
         summary="restore 4.30.2's checkpoint list%s, the object the top-level name is" % ("s" * (len(names) > 1)),
         replacement=ARCHIVE_REPLACEMENT,
         rewrites={module_name + "." + name: ARCHIVE_REPLACEMENT for name in names},
+    )
+
+
+# modeling module -> the model prefix of the START/INPUTS docstrings 4.x defined there (data in _docstrings)
+DOCSTRINGS_BY_MODULE = {
+    "transformers.models.albert.modeling_albert": "ALBERT",
+    "transformers.models.bert.modeling_bert": "BERT",
+    "transformers.models.roberta.modeling_roberta": "ROBERTA",
+}
+DOCSTRINGS_REPLACEMENT = "your own docstring (transformers 5 documents its models with auto_docstring)"
+
+
+def _docstring(name: str) -> str:
+    from compatfix.shims.transformers.models import _docstrings
+
+    return getattr(_docstrings, name)
+
+
+def _docstrings_shim(module_name: str, prefix: str) -> Shim:
+    names = (prefix + "_START_DOCSTRING", prefix + "_INPUTS_DOCSTRING")
+    shim_name = module_name + "." + names[0]
+
+    def restore_docstrings(module) -> None:
+        restore_names(module, {name: Lazy(functools.partial(_docstring, name)) for name in names}, shim_name)
+
+    return Shim(
+        shim_name,
+        targets=[module_name],
+        requires={"transformers": ">=5.0"},
+        apply=restore_docstrings,
+        restores=names,
+        broke="transformers 5 documents its models with @auto_docstring and removed %s and %s from %s, with which "
+        "2020-22 models built on it decorate their classes" % (names[0], names[1], module_name),
+        summary="restore them as transformers 4.30.2 wrote them (the inputs one with {0} for the input shape)",
+        replacement=DOCSTRINGS_REPLACEMENT,
+        rewrites={module_name + "." + name: DOCSTRINGS_REPLACEMENT for name in names},
     )
 
 
@@ -152,6 +193,7 @@ def provide_tokenizer_module(module) -> None:
 
 SHIMS = (
     *(_archive_list_shim(module_name, models) for module_name, models in MODEL_LISTS_BY_MODULE.items()),
+    *(_docstrings_shim(module_name, prefix) for module_name, prefix in DOCSTRINGS_BY_MODULE.items()),
     Shim(
         TOKENIZER_SHIM,
         targets=["transformers.models." + name for name in TOKENIZER_MODULES],
