@@ -67,6 +67,8 @@ MOVED = {
     "InputExample": ("compatfix.shims.transformers.data.processors.utils", "InputExample"),
     "InputFeatures": ("compatfix.shims.transformers.data.processors.utils", "InputFeatures"),
     "DataProcessor": ("compatfix.shims.transformers.data.processors.utils", "DataProcessor"),
+    "SingleSentenceClassificationProcessor": ("compatfix.shims.transformers.data.processors.utils",
+                                              "SingleSentenceClassificationProcessor"),
     "glue_tasks_num_labels": ("compatfix.shims.transformers.data.processors", "GLUE_TASKS_NUM_LABELS"),
     "glue_output_modes": ("compatfix.shims.transformers.data.processors", "GLUE_OUTPUT_MODES"),
     "xnli_output_modes": ("compatfix.shims.transformers.data.processors", "XNLI_OUTPUT_MODES"),
@@ -180,6 +182,7 @@ SHIMS = (
         "MODEL_NAMES_MAPPING, "
         "top_k_top_p_filtering, the language-modeling datasets (TextDataset, LineByLineTextDataset, "
         "LineByLineWithRefDataset) and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
+        "SingleSentenceClassificationProcessor, "
         "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, glue_processors, "
         "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes)",
         summary="restore them as the objects the shims of the modules 4.x defined them in restore (4.x's AdamW, "

@@ -126,3 +126,38 @@ def test_glue_metrics_are_4x():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+def test_single_sentence_processor_is_4x(tmp_path):
+    path = tmp_path / "reviews.tsv"
+    path.write_text("label\ttext\npos\thello unaffable\nneg\tun\n", encoding="utf-8")
+    vocab = tmp_path / "vocab.txt"  # ids: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, un 5, ##aff 6, ##able 7, hello 8
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "hello"]))
+    result = run_python(
+        code="""
+        import torch
+        import transformers
+        from transformers import BertTokenizer, InputExample, SingleSentenceClassificationProcessor
+        from transformers.data.processors.utils import SingleSentenceClassificationProcessor as same
+        assert same is SingleSentenceClassificationProcessor
+        processor = SingleSentenceClassificationProcessor.create_from_csv(%r, split_name="train", skip_first_row=True)
+        assert len(processor) == 2 and sorted(processor.labels) == ["neg", "pos"]
+        assert processor[0] == InputExample(guid="train-0", text_a="hello unaffable", text_b=None, label="pos")
+        assert len(processor[0:1]) == 1
+        processor.labels = ["neg", "pos"]  # fix the label ids: 4.x made them from a set
+        tokenizer = BertTokenizer(%r)
+        features = processor.get_features(tokenizer, max_length=5)
+        # [CLS] hello un ##aff ##able [SEP] cut to 5 ids; [CLS] un [SEP] padded to the longest, 5
+        assert [f.input_ids for f in features] == [[2, 8, 5, 6, 3], [2, 5, 3, 0, 0]]
+        assert [f.attention_mask for f in features] == [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]
+        assert [f.label for f in features] == [1, 0]
+        left = processor.get_features(tokenizer, max_length=5, pad_on_left=True, mask_padding_with_zero=False)
+        assert left[1].input_ids == [0, 0, 2, 5, 3] and left[1].attention_mask == [1, 1, 0, 0, 0]
+        ids, masks, labels = processor.get_features(tokenizer, max_length=5, return_tensors="pt").tensors
+        assert ids.tolist() == [[2, 8, 5, 6, 3], [2, 5, 3, 0, 0]] and labels.dtype == torch.long
+        from_list = SingleSentenceClassificationProcessor.create_from_examples([("hello", "pos"), ("un", "neg")])
+        assert [e.text_a for e in from_list.examples] == ["hello", "un"] and set(from_list.labels) == {"pos", "neg"}
+        print("ok")
+        """ % (str(path), str(vocab))
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
