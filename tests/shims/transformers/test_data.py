@@ -1,6 +1,7 @@
 """transformers.data.processors (utils, the GLUE tables) and transformers.data.metrics,
 removed in transformers 5, against the real transformers 5.24: missing with compatfix off;
-with it on, 4.x's data classes and the GLUE metrics, whose values are worked out here by
+with it on, 4.x's data classes (SingleSentenceClassificationProcessor's features worked out from a
+vocabulary written here) and the GLUE metrics, whose values are worked out here by
 hand (F1 = 2TP / (2TP + FP + FN); MCC = (TP*TN - FP*FN) / sqrt(...) for two classes)."""
 
 from __future__ import annotations
@@ -22,19 +23,20 @@ for name in %r:
         found.append(True)
     except ImportError:
         found.append(False)
-print(found, hasattr(transformers, "InputExample"), hasattr(transformers, "glue_compute_metrics"))
+print(found, hasattr(transformers, "InputExample"), hasattr(transformers, "glue_compute_metrics"),
+      hasattr(transformers, "SingleSentenceClassificationProcessor"))
 """ % (MODULES,)
 
 
 def test_data_modules_are_missing_without_compatfix():
     result = run_python(code=IMPORTS, compatfix=False)
-    assert result.stdout.strip() == "[False, False, False] False False", result.stderr[-2000:]
+    assert result.stdout.strip() == "[False, False, False] False False False", result.stderr[-2000:]
     result = run_python(code=IMPORTS, env=clean_env(COMPATFIX_DISABLE="transformers.data.metrics"))
-    assert result.stdout.strip() == "[True, True, False] True True", result.stderr[-2000:]
+    assert result.stdout.strip() == "[True, True, False] True True True", result.stderr[-2000:]
     result = run_python(code=IMPORTS, env=clean_env(COMPATFIX_DISABLE="transformers.data.processors.utils"))
-    assert result.stdout.strip() == "[True, False, True] True True", result.stderr[-2000:]
+    assert result.stdout.strip() == "[True, False, True] True True True", result.stderr[-2000:]
     result = run_python(code=IMPORTS, env=clean_env(COMPATFIX_DISABLE="transformers.data.processors"))
-    assert result.stdout.strip() == "[False, False, True] True True", result.stderr[-2000:]
+    assert result.stdout.strip() == "[False, False, True] True True True", result.stderr[-2000:]
 
 
 def test_data_classes_are_4x(tmp_path):
