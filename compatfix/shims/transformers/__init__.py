@@ -72,6 +72,7 @@ MOVED = {
     "glue_tasks_num_labels": ("compatfix.shims.transformers.data.processors", "GLUE_TASKS_NUM_LABELS"),
     "glue_output_modes": ("compatfix.shims.transformers.data.processors", "GLUE_OUTPUT_MODES"),
     "xnli_output_modes": ("compatfix.shims.transformers.data.processors", "XNLI_OUTPUT_MODES"),
+    "xnli_processors": ("compatfix.shims.transformers.data.processors.xnli", "XNLI_PROCESSORS"),
     "glue_compute_metrics": ("compatfix.shims.transformers.data.metrics", "glue_compute_metrics"),
     "glue_processors": ("compatfix.shims.transformers.data.processors.glue", "GLUE_PROCESSORS"),
     "glue_convert_examples_to_features": ("compatfix.shims.transformers.data.processors.glue",
@@ -184,7 +185,7 @@ SHIMS = (
         "LineByLineWithRefDataset) and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
         "SingleSentenceClassificationProcessor, "
         "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, glue_processors, "
-        "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes)",
+        "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes, xnli_processors)",
         summary="restore them as the objects the shims of the modules 4.x defined them in restore (4.x's AdamW, "
         "the LM-head auto class and mapping, the model-name table, the top-k/top-p filter, the language-modeling datasets, the GLUE data "
         "classes, tables and metrics)",

@@ -163,3 +163,56 @@ def test_single_sentence_processor_is_4x(tmp_path):
         """ % (str(path), str(vocab))
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+XNLI_PRESENT = """
+import transformers
+found = [hasattr(transformers, "xnli_processors")]
+try:
+    from transformers.data.processors.xnli import XnliProcessor
+    found.append(True)
+except ImportError:
+    found.append(False)
+print(found)
+"""
+
+
+def test_xnli_processor_is_missing_without_compatfix():
+    result = run_python(code=XNLI_PRESENT, compatfix=False)
+    assert result.stdout.strip() == "[False, False]", result.stderr[-2000:]
+    # the provided module alone; the top-level name is the transformers.AdamW shim's
+    result = run_python(code=XNLI_PRESENT, env=clean_env(COMPATFIX_DISABLE="transformers.data.processors.xnli"))
+    assert result.stdout.strip() == "[True, False]", result.stderr[-2000:]
+
+
+def test_xnli_processor_reads_the_xnli_files(tmp_path):
+    train = tmp_path / "XNLI-MT-1.0" / "multinli"
+    train.mkdir(parents=True)
+    (train / "multinli.train.de.tsv").write_text("premise\thypo\tlabel\nEin Hund\tEin Tier\tentailment\n"
+                                                 "Es regnet\tEs ist trocken\tcontradictory\n", encoding="utf-8")
+    test = tmp_path / "XNLI-1.0"
+    test.mkdir()
+    header = "\t".join(["language", "gold_label"] + ["x"] * 4 + ["sentence1", "sentence2"])
+    rows = ["\t".join(["de", "neutral"] + ["x"] * 4 + ["Er geht", "Er rennt"]),
+            "\t".join(["fr", "entailment"] + ["x"] * 4 + ["Il va", "Il bouge"])]
+    (test / "xnli.test.tsv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    result = run_python(
+        code="""
+        import transformers
+        from transformers import InputExample, xnli_processors
+        from transformers.data.processors import xnli_tasks_num_labels
+        from transformers.data.processors.xnli import XnliProcessor
+        assert xnli_processors == {"xnli": XnliProcessor} and xnli_tasks_num_labels == {"xnli": 3}
+        processor = xnli_processors["xnli"](language="de")
+        assert processor.get_labels() == ["contradiction", "entailment", "neutral"]
+        # the header skipped; MultiNLI's "contradictory" read as "contradiction"
+        assert processor.get_train_examples(%r) == [
+            InputExample(guid="train-1", text_a="Ein Hund", text_b="Ein Tier", label="entailment"),
+            InputExample(guid="train-2", text_a="Es regnet", text_b="Es ist trocken", label="contradiction")]
+        # only the processor's language
+        assert processor.get_test_examples(%r) == [
+            InputExample(guid="test-1", text_a="Er geht", text_b="Er rennt", label="neutral")]
+        print("ok")
+        """ % (str(tmp_path), str(tmp_path))
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
