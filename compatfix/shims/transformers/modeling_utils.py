@@ -1,12 +1,13 @@
 """Shims for ``transformers.modeling_utils``: the layer helpers 4.x defined or re-exported
 there (``prune_linear_layer``, ``apply_chunking_to_forward``, ``Conv1D``,
-``find_pruneable_heads_and_indices``, ``prune_conv1d_layer``, ``prune_layer``) and the
-TensorFlow checkpoint file names, which 2020-22 model code copied from BERT's and GPT-2's
-modules imports from there.
+``find_pruneable_heads_and_indices``, ``prune_conv1d_layer``, ``prune_layer``,
+``SequenceSummary``) and the TensorFlow checkpoint file names, which 2020-22 model code copied
+from BERT's and GPT-2's modules imports from there.
 
-The first three moved to ``transformers.pytorch_utils`` and are its very objects; the
-pruning index and the Conv1D pruning that transformers 5 dropped are rebuilt on torch
-with 4.x's results.
+The first three moved to ``transformers.pytorch_utils`` and are its very objects;
+``SequenceSummary`` is XLNet's copy of it, ``XLNetSequenceSummary`` (the same code, reading
+the same config fields); the pruning index and the Conv1D pruning that transformers 5 dropped
+are rebuilt on torch with 4.x's results.
 """
 
 from __future__ import annotations
@@ -74,17 +75,25 @@ def _from_pytorch_utils(name: str) -> Any:
     return getattr(transformers.pytorch_utils, name)
 
 
+def sequence_summary_class() -> type:
+    """4.x's SequenceSummary: the copy transformers 5 kept in XLNet's modeling module."""
+    from transformers.models.xlnet.modeling_xlnet import XLNetSequenceSummary
+
+    return XLNetSequenceSummary
+
+
 def restore_layer_helpers(module) -> None:
     import functools
 
     names: dict[str, Any] = {name: Lazy(functools.partial(_from_pytorch_utils, name)) for name in MOVED_TO_PYTORCH_UTILS}
+    names["SequenceSummary"] = Lazy(sequence_summary_class)
     names.update(find_pruneable_heads_and_indices=find_pruneable_heads_and_indices,
                  prune_conv1d_layer=prune_conv1d_layer, prune_layer=prune_layer, **TF_FILE_NAMES)
     restore_names(module, names, "transformers.modeling_utils.prune_linear_layer")
 
 
 RESTORED = (*MOVED_TO_PYTORCH_UTILS, "find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
-            *TF_FILE_NAMES)
+            "SequenceSummary", *TF_FILE_NAMES)
 
 SHIMS = (
     Shim(
@@ -95,13 +104,16 @@ SHIMS = (
         restores=RESTORED,
         broke="transformers 5 removed from transformers.modeling_utils the layer helpers 4.x had there "
         "(prune_linear_layer, apply_chunking_to_forward and Conv1D live in transformers.pytorch_utils; "
-        "find_pruneable_heads_and_indices, prune_conv1d_layer and prune_layer are gone) and the TensorFlow "
-        "checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME",
-        summary="restore them: transformers.pytorch_utils' objects, the head-pruning index and Conv1D pruning "
+        "find_pruneable_heads_and_indices, prune_conv1d_layer and prune_layer are gone, SequenceSummary is "
+        "XLNet's XLNetSequenceSummary) and the TensorFlow checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME",
+        summary="restore them: transformers.pytorch_utils' objects, XLNetSequenceSummary, the head-pruning index "
+        "and Conv1D pruning "
         "rebuilt with 4.x's results, and 4.x's file names 'model.ckpt' and 'tf_model.h5'",
         replacement="transformers.pytorch_utils (prune_linear_layer, apply_chunking_to_forward, Conv1D)",
-        renames={"transformers.modeling_utils." + name: "transformers.pytorch_utils." + name
-                 for name in MOVED_TO_PYTORCH_UTILS},
+        renames={**{"transformers.modeling_utils." + name: "transformers.pytorch_utils." + name
+                    for name in MOVED_TO_PYTORCH_UTILS},
+                 "transformers.modeling_utils.SequenceSummary":
+                 "transformers.models.xlnet.modeling_xlnet.XLNetSequenceSummary"},
         rewrites={"transformers.modeling_utils." + name: "a copy in your code (transformers 5 has none)"
                   for name in ("find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
                                *TF_FILE_NAMES)},

@@ -1,6 +1,7 @@
 """transformers.data.processors (utils, the GLUE tables) and transformers.data.metrics,
 removed in transformers 5, against the real transformers 5.24: missing with compatfix off;
-with it on, 4.x's data classes and the GLUE metrics, whose values are worked out here by
+with it on, 4.x's data classes (SingleSentenceClassificationProcessor's features worked out from a
+vocabulary written here) and the GLUE metrics, whose values are worked out here by
 hand (F1 = 2TP / (2TP + FP + FN); MCC = (TP*TN - FP*FN) / sqrt(...) for two classes)."""
 
 from __future__ import annotations
@@ -22,19 +23,20 @@ for name in %r:
         found.append(True)
     except ImportError:
         found.append(False)
-print(found, hasattr(transformers, "InputExample"), hasattr(transformers, "glue_compute_metrics"))
+print(found, hasattr(transformers, "InputExample"), hasattr(transformers, "glue_compute_metrics"),
+      hasattr(transformers, "SingleSentenceClassificationProcessor"))
 """ % (MODULES,)
 
 
 def test_data_modules_are_missing_without_compatfix():
     result = run_python(code=IMPORTS, compatfix=False)
-    assert result.stdout.strip() == "[False, False, False] False False", result.stderr[-2000:]
+    assert result.stdout.strip() == "[False, False, False] False False False", result.stderr[-2000:]
     result = run_python(code=IMPORTS, env=clean_env(COMPATFIX_DISABLE="transformers.data.metrics"))
-    assert result.stdout.strip() == "[True, True, False] True True", result.stderr[-2000:]
+    assert result.stdout.strip() == "[True, True, False] True True True", result.stderr[-2000:]
     result = run_python(code=IMPORTS, env=clean_env(COMPATFIX_DISABLE="transformers.data.processors.utils"))
-    assert result.stdout.strip() == "[True, False, True] True True", result.stderr[-2000:]
+    assert result.stdout.strip() == "[True, False, True] True True True", result.stderr[-2000:]
     result = run_python(code=IMPORTS, env=clean_env(COMPATFIX_DISABLE="transformers.data.processors"))
-    assert result.stdout.strip() == "[False, False, True] True True", result.stderr[-2000:]
+    assert result.stdout.strip() == "[False, False, True] True True True", result.stderr[-2000:]
 
 
 def test_data_classes_are_4x(tmp_path):
@@ -124,5 +126,93 @@ def test_glue_metrics_are_4x():
                 raise AssertionError("an unknown task was accepted")
         print("ok")
         """
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+def test_single_sentence_processor_is_4x(tmp_path):
+    path = tmp_path / "reviews.tsv"
+    path.write_text("label\ttext\npos\thello unaffable\nneg\tun\n", encoding="utf-8")
+    vocab = tmp_path / "vocab.txt"  # ids: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, un 5, ##aff 6, ##able 7, hello 8
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "hello"]))
+    result = run_python(
+        code="""
+        import torch
+        import transformers
+        from transformers import BertTokenizer, InputExample, SingleSentenceClassificationProcessor
+        from transformers.data.processors.utils import SingleSentenceClassificationProcessor as same
+        assert same is SingleSentenceClassificationProcessor
+        processor = SingleSentenceClassificationProcessor.create_from_csv(%r, split_name="train", skip_first_row=True)
+        assert len(processor) == 2 and sorted(processor.labels) == ["neg", "pos"]
+        assert processor[0] == InputExample(guid="train-0", text_a="hello unaffable", text_b=None, label="pos")
+        assert len(processor[0:1]) == 1
+        processor.labels = ["neg", "pos"]  # fix the label ids: 4.x made them from a set
+        tokenizer = BertTokenizer(%r)
+        features = processor.get_features(tokenizer, max_length=5)
+        # [CLS] hello un ##aff ##able [SEP] cut to 5 ids; [CLS] un [SEP] padded to the longest, 5
+        assert [f.input_ids for f in features] == [[2, 8, 5, 6, 3], [2, 5, 3, 0, 0]]
+        assert [f.attention_mask for f in features] == [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]
+        assert [f.label for f in features] == [1, 0]
+        left = processor.get_features(tokenizer, max_length=5, pad_on_left=True, mask_padding_with_zero=False)
+        assert left[1].input_ids == [0, 0, 2, 5, 3] and left[1].attention_mask == [1, 1, 0, 0, 0]
+        ids, masks, labels = processor.get_features(tokenizer, max_length=5, return_tensors="pt").tensors
+        assert ids.tolist() == [[2, 8, 5, 6, 3], [2, 5, 3, 0, 0]] and labels.dtype == torch.long
+        from_list = SingleSentenceClassificationProcessor.create_from_examples([("hello", "pos"), ("un", "neg")])
+        assert [e.text_a for e in from_list.examples] == ["hello", "un"] and set(from_list.labels) == {"pos", "neg"}
+        print("ok")
+        """ % (str(path), str(vocab))
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+XNLI_PRESENT = """
+import transformers
+found = [hasattr(transformers, "xnli_processors")]
+try:
+    from transformers.data.processors.xnli import XnliProcessor
+    found.append(True)
+except ImportError:
+    found.append(False)
+print(found)
+"""
+
+
+def test_xnli_processor_is_missing_without_compatfix():
+    result = run_python(code=XNLI_PRESENT, compatfix=False)
+    assert result.stdout.strip() == "[False, False]", result.stderr[-2000:]
+    # the provided module alone; the top-level name is the transformers.AdamW shim's
+    result = run_python(code=XNLI_PRESENT, env=clean_env(COMPATFIX_DISABLE="transformers.data.processors.xnli"))
+    assert result.stdout.strip() == "[True, False]", result.stderr[-2000:]
+
+
+def test_xnli_processor_reads_the_xnli_files(tmp_path):
+    train = tmp_path / "XNLI-MT-1.0" / "multinli"
+    train.mkdir(parents=True)
+    (train / "multinli.train.de.tsv").write_text("premise\thypo\tlabel\nEin Hund\tEin Tier\tentailment\n"
+                                                 "Es regnet\tEs ist trocken\tcontradictory\n", encoding="utf-8")
+    test = tmp_path / "XNLI-1.0"
+    test.mkdir()
+    header = "\t".join(["language", "gold_label"] + ["x"] * 4 + ["sentence1", "sentence2"])
+    rows = ["\t".join(["de", "neutral"] + ["x"] * 4 + ["Er geht", "Er rennt"]),
+            "\t".join(["fr", "entailment"] + ["x"] * 4 + ["Il va", "Il bouge"])]
+    (test / "xnli.test.tsv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    result = run_python(
+        code="""
+        import transformers
+        from transformers import InputExample, xnli_processors
+        from transformers.data.processors import xnli_tasks_num_labels
+        from transformers.data.processors.xnli import XnliProcessor
+        assert xnli_processors == {"xnli": XnliProcessor} and xnli_tasks_num_labels == {"xnli": 3}
+        processor = xnli_processors["xnli"](language="de")
+        assert processor.get_labels() == ["contradiction", "entailment", "neutral"]
+        # the header skipped; MultiNLI's "contradictory" read as "contradiction"
+        assert processor.get_train_examples(%r) == [
+            InputExample(guid="train-1", text_a="Ein Hund", text_b="Ein Tier", label="entailment"),
+            InputExample(guid="train-2", text_a="Es regnet", text_b="Es ist trocken", label="contradiction")]
+        # only the processor's language
+        assert processor.get_test_examples(%r) == [
+            InputExample(guid="test-1", text_a="Er geht", text_b="Er rennt", label="neutral")]
+        print("ok")
+        """ % (str(tmp_path), str(tmp_path))
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.stack("py312")
 PRESENT = """
 import transformers.modeling_utils as modeling_utils
 print([hasattr(modeling_utils, n) for n in ("prune_linear_layer", "find_pruneable_heads_and_indices",
-                                            "apply_chunking_to_forward", "prune_conv1d_layer", "TF_WEIGHTS_NAME")])
+                                            "apply_chunking_to_forward", "prune_conv1d_layer", "TF_WEIGHTS_NAME",
+                                            "SequenceSummary")])
 """
 
 
@@ -21,7 +22,7 @@ def test_layer_helpers_are_missing_without_compatfix():
     for env in (clean_env(compatfix=False),
                 clean_env(COMPATFIX_DISABLE="transformers.modeling_utils.prune_linear_layer")):
         result = run_python(code=PRESENT, env=env)
-        assert result.stdout.strip() == "[False, False, False, False, False]", result.stderr[-2000:]
+        assert result.stdout.strip() == "[False, False, False, False, False, False]", result.stderr[-2000:]
 
 
 def test_layer_helpers_give_4x_results():
@@ -56,6 +57,33 @@ def test_layer_helpers_give_4x_results():
         assert rows.weight.shape == (1, 4) and rows.bias.tolist() == [1.0, 2.0, 3.0, 4.0]
         linear = torch.nn.Linear(3, 4)
         assert prune_layer(linear, torch.tensor([0, 1])).weight.shape == (2, 3)
+        print("ok")
+        """
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+def test_sequence_summary_is_4x_s():
+    result = run_python(
+        code="""
+        import torch
+        from types import SimpleNamespace
+        from transformers.modeling_utils import SequenceSummary
+        # 4.x's SequenceSummary reads these fields of any model's config
+        config = SimpleNamespace(hidden_size=2, num_labels=2, summary_type="first", summary_use_proj=True,
+                                 summary_proj_to_labels=False, summary_activation="tanh", summary_first_dropout=0.0,
+                                 summary_last_dropout=0.0)
+        summary = SequenceSummary(config).eval()
+        with torch.no_grad():
+            summary.summary.weight.copy_(torch.eye(2) * 2)
+            summary.summary.bias.zero_()
+        hidden = torch.tensor([[[0.5, -0.25], [9.0, 9.0]]])
+        # the first token's state, projected (x2) and squashed: tanh(1.0), tanh(-0.5)
+        expected = torch.tanh(torch.tensor([[1.0, -0.5]]))
+        assert torch.allclose(summary(hidden), expected)
+        # the mean of the states, with no projection and no activation
+        plain = SimpleNamespace(hidden_size=2, summary_type="mean", summary_use_proj=False, summary_activation=None)
+        assert torch.allclose(SequenceSummary(plain).eval()(hidden), torch.tensor([[4.75, 4.375]]))
         print("ok")
         """
     )

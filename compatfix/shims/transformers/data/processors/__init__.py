@@ -1,5 +1,5 @@
 """Shims for ``transformers.data.processors``: the package, provided with what 4.x's
-exported from ``utils`` and ``glue`` (the SQuAD processors are not restored)."""
+exported from ``utils``, ``glue`` and ``xnli`` (the SQuAD processors are not restored)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,20 @@ def provide_processors(module) -> None:
     module.__path__ = []  # a package: ``import transformers.data.processors.utils`` goes through the finder
     glue = {name: Lazy(functools.partial(_glue_attribute, name))
             for name in ("glue_processors", "glue_convert_examples_to_features")}
-    restore_names(module, {**NAMES, **TABLES, **glue}, "transformers.data.processors")
+    xnli = {name: Lazy(functools.partial(_xnli_attribute, name)) for name in ("xnli_processors", "xnli_tasks_num_labels")}
+    restore_names(module, {**NAMES, **TABLES, **glue, **xnli}, "transformers.data.processors")
 
 
 def _glue_attribute(name: str):
     from compatfix.shims.transformers.data.processors import glue
 
     return glue.NAMES[name]
+
+
+def _xnli_attribute(name: str):
+    from compatfix.shims.transformers.data.processors import xnli
+
+    return xnli.NAMES[name]
 
 
 SHIMS = (
@@ -45,7 +52,7 @@ SHIMS = (
         broke="transformers 5 removed the transformers.data.processors package of 2019-22 GLUE-style scripts",
         summary="provide it with InputExample, InputFeatures, DataProcessor, 4.x's GLUE tables "
         "(glue_tasks_num_labels, glue_output_modes, xnli_output_modes), glue_processors and "
-        "glue_convert_examples_to_features",
+        "glue_convert_examples_to_features, xnli_processors and xnli_tasks_num_labels",
         replacement="your own dataclasses and tables, or the datasets library",
         rewrites={"transformers.data.processors": "your own dataclasses and tables, or the datasets library"},
     ),

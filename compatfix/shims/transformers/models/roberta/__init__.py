@@ -1,0 +1,1 @@
+"""Shims for ``transformers.models.roberta``."""
