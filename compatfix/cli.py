@@ -93,6 +93,15 @@ def format_rows(rows: list[dict], active: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _names_by_text(rewrites: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """Rewrites that say the same thing, as one line: a shim restoring hundreds of names
+    of one kind (transformers' archive maps) gives one advice for all of them."""
+    grouped: dict[str, list[str]] = {}
+    for name, text in sorted(rewrites.items()):
+        grouped.setdefault(text, []).append(name)
+    return list(grouped.items())
+
+
 def catalogue_markdown(shims: list[Shim]) -> str:
     """The shim catalogue page of the docs, generated from the registry."""
     out = [
@@ -113,7 +122,8 @@ def catalogue_markdown(shims: list[Shim]) -> str:
         if shim.replacement:
             out.append("- To port the code for good: %s" % shim.replacement)
         out += ["- Rename `%s` to `%s`" % item for item in sorted(shim.renames.items())]
-        out += ["- Rewrite `%s`: %s (not mechanical)" % item for item in sorted(shim.rewrites.items())]
+        out += ["- Rewrite %s: %s (not mechanical)" % (", ".join("`%s`" % name for name in names), text)
+                for text, names in _names_by_text(shim.rewrites)]
         out += [
             "- Kind: `%s` on %s%s" % (
                 shim.kind,

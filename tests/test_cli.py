@@ -303,3 +303,14 @@ def test_scan_and_trust_are_subcommands():
         result = console(command, "--help")
         assert "Traceback" not in result.stderr, result.stderr
         assert result.returncode == 0 or "is not part of this installation" in result.stderr
+
+
+def test_the_catalogue_gives_one_line_to_rewrites_that_say_the_same():
+    from compatfix.cli import catalogue_markdown
+    from compatfix.registry import Shim
+
+    shim = Shim("x.names", targets=["x"], apply=lambda module: None, broke="b", summary="s",
+                rewrites={"x.B_MAP": "write them out", "x.A_MAP": "write them out", "x.f": "call g"})
+    lines = [line for line in catalogue_markdown([shim]).splitlines() if line.startswith("- Rewrite")]
+    assert lines == ["- Rewrite `x.A_MAP`, `x.B_MAP`: write them out (not mechanical)",
+                     "- Rewrite `x.f`: call g (not mechanical)"]
