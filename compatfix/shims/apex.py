@@ -206,7 +206,9 @@ SHIMS = (
                  "apex.normalization.fused_layer_norm.FusedRMSNorm": "torch.nn.RMSNorm"},
         rewrites={"apex.normalization.fused_layer_norm": "torch.nn.LayerNorm / torch.nn.functional.layer_norm",
                   "apex.optimizers.fused_adam": "torch.optim.AdamW (fused=True on CUDA)",
-                  "apex.optimizers.fused_lamb": "a LAMB implementation of your own (torch has none)"},
+                  "apex.optimizers.fused_sgd": "torch.optim.SGD (fused=True on CUDA)",
+                  "apex.optimizers.fused_lamb": "a LAMB implementation of your own (torch has none)",
+                  "apex.optimizers.fused_novograd": "a NovoGrad implementation of your own (torch has none)"},
     ),
     Shim(
         "apex.multi_tensor_apply",
@@ -235,7 +237,9 @@ SHIMS = (
         "loss, padding rows 0, and its gradient",
         replacement="torch.nn.functional.cross_entropy(logits, labels, label_smoothing=s, ignore_index=pad, "
         "reduction='none')",
-        rewrites={"apex.contrib.xentropy.SoftmaxCrossEntropyLoss": "torch.nn.functional.cross_entropy(..., "
+        rewrites={"apex.contrib": "torch (compatfix stands in for apex.contrib.xentropy only)",
+                  "apex.contrib.xentropy": "torch.nn.functional.cross_entropy",
+                  "apex.contrib.xentropy.SoftmaxCrossEntropyLoss": "torch.nn.functional.cross_entropy(..., "
                   "label_smoothing=s, ignore_index=padding_idx, reduction='none')"},
     ),
     Shim(

@@ -597,6 +597,7 @@ SHIMS = (
         summary="restore np.compat as an attribute (the provided module), as numpy 1.x imported it",
         replacement="the builtins and the standard library (int for np.compat.long)",
         renames={"numpy.compat.long": "int", "numpy.compat.unicode": "str", "numpy.compat.basestring": "str"},
+        rewrites={"numpy.compat": "the builtins and the standard library (int for long, str for unicode)"},
     ),
     Shim(
         "numpy.lib.reexports",
@@ -631,6 +632,7 @@ SHIMS = (
         broke=FUNCTION_BASE_BROKE,
         summary="restore np.lib.function_base as an attribute (the provided module)",
         replacement="the same functions on numpy itself",
+        rewrites={"numpy.lib.function_base": "numpy (the functions are public there)"},
     ),
     Shim(
         "numpy.lib.format.read_array_header",
@@ -664,5 +666,6 @@ SHIMS = (
         broke=LINALG_LINALG_BROKE,
         summary="restore np.linalg.linalg as an attribute (the provided module)",
         replacement="numpy.linalg",
+        rewrites={"numpy.linalg.linalg": "numpy.linalg"},
     ),
 )

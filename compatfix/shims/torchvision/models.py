@@ -200,14 +200,16 @@ def _urls(table: str, short_name: str) -> dict[str, Optional[str]]:
 
 def restore_model_urls(module) -> None:
     short_name = module.__name__[len(PREFIX):]
-    names = {}
-    if short_name in MODEL_URLS:
-        names["model_urls"] = Lazy(functools.partial(_urls, "model_urls", short_name))
-    if short_name in QUANTIZED_FLOAT_URLS:
-        names["model_urls"] = Lazy(functools.partial(_urls, "model_urls", QUANTIZED_FLOAT_URLS[short_name]))
-    if short_name in QUANT_MODEL_URLS:
-        names["quant_model_urls"] = Lazy(functools.partial(_urls, "quant_model_urls", short_name))
-    restore_names(module, names, "torchvision.models.model_urls")
+    # a quantization module's model_urls were its float model's
+    source = QUANTIZED_FLOAT_URLS.get(short_name, short_name)
+    restore_names(module, {"model_urls": Lazy(functools.partial(_urls, "model_urls", source))},
+                  "torchvision.models.model_urls")
+
+
+def restore_quant_model_urls(module) -> None:
+    short_name = module.__name__[len(PREFIX):]
+    restore_names(module, {"quant_model_urls": Lazy(functools.partial(_urls, "quant_model_urls", short_name))},
+                  "torchvision.models.quant_model_urls")
 
 
 def restore_load_state_dict_from_url(module) -> None:
@@ -217,24 +219,36 @@ def restore_load_state_dict_from_url(module) -> None:
                   "torchvision.models.load_state_dict_from_url")
 
 
+MODEL_URLS_BROKE = (
+    "torchvision 0.13 (2022-06) replaced the model modules' model_urls dicts with the weights enums, kept them "
+    "deprecated through 0.14, and 0.15 (2023-03) removed them: `from torchvision.models.resnet import model_urls` "
+    "(backbone files of 2019-22 detectors, CRAFT's vgg16_bn) fails")
+
 SHIMS = (
     Shim(
         "torchvision.models.model_urls",
-        targets=[PREFIX + name for name in dict.fromkeys([*MODEL_URLS, *QUANT_MODEL_URLS])],
+        targets=[PREFIX + name for name in (*MODEL_URLS, *QUANTIZED_FLOAT_URLS)],
         requires={"torchvision": ">=0.15"},
         apply=restore_model_urls,
-        restores=["model_urls", "quant_model_urls"],
-        broke="torchvision 0.13 (2022-06) replaced the model modules' model_urls dicts with the weights enums, "
-        "kept them deprecated through 0.14, and 0.15 (2023-03) removed them: "
-        "`from torchvision.models.resnet import model_urls` (backbone files of 2019-22 detectors, "
-        "CRAFT's vgg16_bn) fails",
-        summary="restore each model module's model_urls (and quant_model_urls) with torchvision 0.12's keys and "
-        "URLs, read from today's weights enums where they hold the same file",
+        restores=["model_urls"],
+        broke=MODEL_URLS_BROKE,
+        summary="restore each model module's model_urls with torchvision 0.12's keys and URLs, read from today's "
+        "weights enums where they hold the same file",
         replacement="the weights enums: ResNet50_Weights.IMAGENET1K_V1.url (or .get_state_dict())",
-        rewrites={**{"torchvision.models.%s.model_urls" % name: "the %s weights enums' .url" % name
-                     for name in (*MODEL_URLS, *QUANTIZED_FLOAT_URLS)},
-                  **{"torchvision.models.%s.quant_model_urls" % name: "the %s quantized weights enums' .url" % name
-                     for name in QUANT_MODEL_URLS}},
+        rewrites={"torchvision.models.%s.model_urls" % name: "the %s weights enums' .url" % name
+                  for name in (*MODEL_URLS, *QUANTIZED_FLOAT_URLS)},
+    ),
+    Shim(
+        "torchvision.models.quant_model_urls",
+        targets=[PREFIX + name for name in QUANT_MODEL_URLS],
+        requires={"torchvision": ">=0.15"},
+        apply=restore_quant_model_urls,
+        restores=["quant_model_urls"],
+        broke=MODEL_URLS_BROKE,
+        summary="restore each quantized model module's quant_model_urls with torchvision 0.12's keys and URLs",
+        replacement="the quantized weights enums: ResNet50_QuantizedWeights.IMAGENET1K_FBGEMM_V1.url",
+        rewrites={"torchvision.models.%s.quant_model_urls" % name: "the %s quantized weights enums' .url" % name
+                  for name in QUANT_MODEL_URLS},
     ),
     Shim(
         "torchvision.models.load_state_dict_from_url",

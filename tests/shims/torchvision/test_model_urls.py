@@ -168,8 +168,8 @@ TORCHVISION_0_12 = {
 SHARED = {"quantization.googlenet": "googlenet", "quantization.mobilenetv2": "mobilenetv2",
           "quantization.mobilenetv3": "mobilenetv3", "quantization.resnet": "resnet"}
 
-SHIMS = "torchvision.models.model_urls,torchvision.models.load_state_dict_from_url," \
-        "torchvision.transforms.functional.get_image_size"
+SHIMS = "torchvision.models.model_urls,torchvision.models.quant_model_urls," \
+        "torchvision.models.load_state_dict_from_url,torchvision.transforms.functional.get_image_size"
 IMPORTS = [
     "from torchvision.models.resnet import model_urls",
     "from torchvision.models.vgg import model_urls",

@@ -78,6 +78,8 @@ SHIMS = (
         "classes say they live (their pickles look them up here)",
         summary="serve the transforms compatfix restores on albumentations from this module too",
         replacement="import the transforms from albumentations",
+        rewrites={"%s.%s" % (MODULE, name): "albumentations' replacement for %s (see the shim that restores "
+                  "albumentations.%s)" % (name, name) for name in RESTORED_HERE},
     ),
     Shim(
         "albumentations.augmentations.transforms.attribute",
