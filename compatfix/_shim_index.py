@@ -293,6 +293,8 @@ NAMES = frozenset({
     'pytorch_lightning.plugins.DDPPlugin',
     'pytorch_lightning.profiler',
     'pytorch_lightning.trainer.argparse',
+    'pytorch_lightning.trainer.epoch_end_hooks',
+    'pytorch_lightning.trainer.removed_keywords',
     'pytorch_lightning.trainer.strategy_in_plugins',
     'pytorch_lightning.utilities._module_available',
     'pytorch_lightning.utilities.cloud_io',
