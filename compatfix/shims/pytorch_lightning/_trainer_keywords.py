@@ -41,6 +41,9 @@ OLD_KEYWORDS: dict[str, tuple[Any, Any]] = {
     "log_gpu_memory": (Optional[str], None),
     "prepare_data_per_node": (Optional[bool], None),
 }
+# 1.0-1.4's defaults where 1.5 made them None: passing them asked for nothing either.
+EARLIER_DEFAULTS = {"prepare_data_per_node": True, "flush_logs_every_n_steps": 100, "amp_level": "O2",
+                    "checkpoint_callback": True, "terminate_on_nan": False}
 # Keywords that only tuned logging, memory or where data was prepared: no 2.x meaning, and
 # dropping them changes no result. Each with what 2.x offers instead.
 DROPPED = {
@@ -229,13 +232,28 @@ def _precision(old: dict[str, Any], kwargs: Keywords) -> None:
         warn_once("amp_backend", "is ignored: it applies to precision=16 only, with native AMP in 2.x")
 
 
+_NO_DEFAULT = object()
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether ``value`` is ``default``: a bool only equals a bool, a number a number (the
+    command line gives ``track_grad_norm=-1.0`` for 1.x's ``-1``)."""
+    if value is default:
+        return True
+    if isinstance(value, bool) or isinstance(default, bool):
+        return isinstance(value, bool) and isinstance(default, bool) and value == default
+    if isinstance(value, (int, float)) and isinstance(default, (int, float)):
+        return value == default
+    return isinstance(value, str) and isinstance(default, str) and value == default
+
+
 def translate(given: dict[str, Any], defaults: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A Trainer call's keywords with the 1.x ones replaced by their 2.x meaning
     (``defaults``: today's), and what the Trainer keeps for later (``resume_from_checkpoint``)."""
     kwargs = Keywords(given, defaults)
     old = {name: kwargs.pop(name) for name in OLD_KEYWORDS if name in kwargs}
-    old = {name: value for name, value in old.items() if value is not OLD_KEYWORDS[name][1]
-           and value != OLD_KEYWORDS[name][1]}
+    old = {name: value for name, value in old.items()
+           if not _is_default(value, OLD_KEYWORDS[name][1]) and not _is_default(value, EARLIER_DEFAULTS.get(name, _NO_DEFAULT))}
     if is_strategy_name(kwargs.get("accelerator")):
         old.setdefault("distributed_backend", None)
     if any(name in old for name in ("gpus", "tpu_cores", "num_processes", "distributed_backend")):
