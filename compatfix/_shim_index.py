@@ -299,6 +299,7 @@ NAMES = frozenset({
     'pytorch_lightning.trainer.argparse',
     'pytorch_lightning.trainer.epoch_end_hooks',
     'pytorch_lightning.trainer.removed_keywords',
+    'pytorch_lightning.trainer.step_end_hooks',
     'pytorch_lightning.trainer.strategy_in_plugins',
     'pytorch_lightning.utilities._module_available',
     'pytorch_lightning.utilities.cloud_io',

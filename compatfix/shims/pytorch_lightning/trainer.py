@@ -15,6 +15,7 @@ SHIM_ARGPARSE = "pytorch_lightning.trainer.argparse"
 SHIM_STRATEGY_IN_PLUGINS = "pytorch_lightning.trainer.strategy_in_plugins"
 SHIM_OLD_KEYWORDS = "pytorch_lightning.trainer.removed_keywords"
 SHIM_EPOCH_END_HOOKS = "pytorch_lightning.trainer.epoch_end_hooks"
+SHIM_STEP_END_HOOKS = "pytorch_lightning.trainer.step_end_hooks"
 METHODS = ("add_argparse_args", "from_argparse_args", "parse_argparser")
 # Where a Trainer built with resume_from_checkpoint= keeps it for its fit().
 RESUME_ATTRIBUTE = "_compatfix_resume_from_checkpoint"
@@ -151,6 +152,46 @@ def restore_epoch_end_hooks(module) -> str | None:
     return None
 
 
+STEP_END_HOOKS = {"training_step": "training_step_end", "validation_step": "validation_step_end",
+                  "test_step": "test_step_end"}
+STEP_END_MARK = "__compatfix_step_end__"
+
+
+def _step_then_step_end(trainer, step, hook):
+    def run_step(*args, **kwargs):
+        output = step(*args, **kwargs)
+        step_end = getattr(trainer.lightning_module, STEP_END_HOOKS[hook], None)
+        # 1.x: the step's output went through *_step_end, whose return replaced it (the loss too)
+        return step_end(output) if callable(step_end) else output
+
+    setattr(run_step, STEP_END_MARK, True)
+    return run_step
+
+
+def _verify_with_step_end_hooks(verify):
+    def _verify_loop_configurations(trainer):
+        model = trainer.lightning_module
+        if any(callable(getattr(model, hook, None)) for hook in STEP_END_HOOKS.values()):
+            strategy = trainer.strategy
+            for hook in STEP_END_HOOKS:  # the strategy's calls, which the loops make: 1.x called the hook after
+                step = getattr(strategy, hook)
+                if not getattr(step, STEP_END_MARK, False):
+                    vars(strategy)[hook] = _step_then_step_end(trainer, step, hook)
+        return verify(trainer)
+
+    return _verify_loop_configurations
+
+
+def restore_step_end_hooks(module) -> str | None:
+    import sys
+
+    loop_module = sys.modules["pytorch_lightning.trainer.trainer"]
+    if getattr(loop_module, "_verify_loop_configurations", None) is None:
+        return "Trainer checks its loops elsewhere here"
+    wrap(loop_module, "_verify_loop_configurations", _verify_with_step_end_hooks, SHIM_STEP_END_HOOKS)
+    return None
+
+
 SHIMS = (
     Shim(
         SHIM_ARGPARSE,
@@ -251,5 +292,19 @@ SHIMS = (
         "dataloader where there are several; modules without them are untouched",
         replacement="on_train_epoch_end / on_validation_epoch_end / on_test_epoch_end, with the step outputs "
         "kept in a list attribute (Lightning PR 16520)",
+    ),
+    Shim(
+        SHIM_STEP_END_HOOKS,
+        targets=["pytorch_lightning.trainer"],
+        kind=AFTER_IMPORT,
+        requires={"pytorch_lightning": ">=2.0"},
+        apply=restore_step_end_hooks,
+        risk=RISK_BEHAVIOUR,
+        broke="pytorch-lightning 2.0 (2023-03) removed LightningModule.training_step_end, validation_step_end and "
+        "test_step_end without an error: a 1.x module's hooks are silently never called (its loss or metric "
+        "reduction in them is lost)",
+        summary="for a module that defines them, each step's output goes through its *_step_end hook, whose "
+        "return replaces it (for training: the loss backward uses), as 1.x did; other modules are untouched",
+        replacement="do the reduction at the end of training_step / validation_step, or in on_*_batch_end",
     ),
 )
