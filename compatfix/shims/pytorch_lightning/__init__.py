@@ -6,8 +6,10 @@ The files mirror the modules they fix: ``utilities/`` (its moved submodules, and
 ``LightningEnum`` formatting on Python >= 3.11), ``trainer.py`` and ``core/datamodule.py``
 (``add_argparse_args`` / ``from_argparse_args``, over ``_argparse.py``), ``callbacks/``
 (``ModelCheckpoint``'s 1.x keywords, ``callbacks.base``), ``metrics.py`` and
-``profiler.py`` (modules 1.x had and today's Lightning or torchmetrics serve under another
-name).
+``profiler.py`` and ``cluster_environments.py`` (modules 1.x had and today's Lightning or
+torchmetrics serve under another name), ``loggers.py`` (``LoggerCollection``), and the
+Trainer's removed keywords and epoch-end hooks (``trainer.py`` over ``_trainer_keywords.py``
+and ``_callbacks.py``).
 
 A moved module is two records, as for ``sklearn.externals.joblib``: a ``provide`` shim
 makes ``import pytorch_lightning.profiler`` work, and an ``after_import`` shim on the
@@ -44,7 +46,8 @@ def fill_module(module, names: Callable[[], Mapping[str, object]], shim: str) ->
 
 
 def restore_moved_modules(module) -> None:
-    restore_submodules(module, {"metrics": "pytorch_lightning.metrics", "profiler": "pytorch_lightning.profiler"},
+    restore_submodules(module, {"metrics": "pytorch_lightning.metrics", "profiler": "pytorch_lightning.profiler",
+                                "cluster_environments": "pytorch_lightning.cluster_environments"},
                        "pytorch_lightning.moved_modules")
 
 
@@ -55,13 +58,15 @@ SHIMS = (
         kind=AFTER_IMPORT,
         requires={"pytorch_lightning": ">=1.5"},
         apply=restore_moved_modules,
-        restores=["metrics", "profiler"],
+        restores=["metrics", "profiler", "cluster_environments"],
         broke="pytorch-lightning 1.5 (2021-11) removed pytorch_lightning.metrics (torchmetrics since 1.3) and 2.0 "
-        "(2023-03) removed pytorch_lightning.profiler (pytorch_lightning.profilers since 1.7)",
-        summary="restore pl.metrics and pl.profiler as the modules that pytorch_lightning.metrics.module and "
-        "pytorch_lightning.profiler provide, imported at their first use",
+        "(2023-03) removed pytorch_lightning.profiler (pytorch_lightning.profilers since 1.7); 1.2 had moved "
+        "pytorch_lightning.cluster_environments to plugins.environments",
+        summary="restore pl.metrics, pl.profiler and pl.cluster_environments as the modules that their provide "
+        "shims make, imported at their first use",
         replacement="torchmetrics, pytorch_lightning.profilers",
-        renames={"pytorch_lightning.profiler": "pytorch_lightning.profilers"},
+        renames={"pytorch_lightning.profiler": "pytorch_lightning.profilers",
+                 "pytorch_lightning.cluster_environments": "pytorch_lightning.plugins.environments"},
         rewrites={"pytorch_lightning.metrics": "torchmetrics (Metric, MetricCollection; its metrics take task= "
                   "today)"},
     ),

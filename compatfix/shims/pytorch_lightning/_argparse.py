@@ -98,10 +98,25 @@ def _parameters(symbol: Any) -> list[inspect.Parameter]:
     return list(signature.parameters.values())
 
 
+def removed_parameters(cls: Any) -> list[inspect.Parameter]:
+    """The 1.x keywords that a shim of ``cls.__init__`` takes again beside today's signature
+    (the Trainer's, ``pytorch_lightning.trainer.removed_keywords``): 1.x's command line had
+    options for them, and a namespace holding them builds the Trainer through that shim."""
+    init = getattr(cls, "__init__", None)
+    while init is not None:
+        if callable(getattr(init, "old_parameters", None)):
+            return init.old_parameters()
+        init = getattr(init, "__wrapped__", None)
+    return []
+
+
 def get_init_arguments_and_types(cls: Any) -> list[tuple[str, tuple[Any, ...], Any]]:
     """1.x's ``get_init_arguments_and_types``: (name, the types it admits, its default) for
-    each parameter of ``cls``."""
-    return [(p.name, annotation_types(p.annotation), p.default) for p in _parameters(cls)]
+    each parameter of ``cls``, and each removed one a shim takes again."""
+    parameters = _parameters(cls)
+    names = {p.name for p in parameters}
+    parameters += [p for p in removed_parameters(cls) if p.name not in names]
+    return [(p.name, annotation_types(p.annotation), p.default) for p in parameters]
 
 
 def _value_parser(name: str, types: tuple[type, ...]) -> tuple[Callable[[str], Any], dict[str, Any]]:
@@ -208,7 +223,7 @@ def from_argparse_args(cls: type, args: Union[Namespace, ArgumentParser], **kwar
     if isinstance(args, ArgumentParser):
         args = parse_argparser(cls, args)
     params = vars(args)
-    accepted = inspect.signature(cls.__init__).parameters
+    accepted = list(inspect.signature(cls.__init__).parameters) + [p.name for p in removed_parameters(cls)]
     init_kwargs = {name: params[name] for name in accepted if name in params}
     init_kwargs.update(**kwargs)
     return cls(**init_kwargs)
