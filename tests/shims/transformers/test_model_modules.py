@@ -1,7 +1,8 @@
 """4.x names of the BERT, ALBERT and RoBERTa modeling modules that transformers 5.24 removed:
 the START/INPUTS docstring constants 2020-22 models built on them decorate their classes with,
 and RoBERTa's module-level create_position_ids_from_input_ids. Missing with compatfix off; with
-it on, 4.x's docstrings and 4.x's position numbering, worked out here by hand."""
+it on, docstrings that name 4.x's arguments and take the input shape, and 4.x's position
+numbering, worked out here by hand."""
 
 from __future__ import annotations
 

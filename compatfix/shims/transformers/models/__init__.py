@@ -7,7 +7,7 @@ This file holds the kinds of shim that many model modules share:
   paths 2020-22 code imports them from as the very objects the top-level
   ``transformers.archive_maps`` shim restores (4.30.2's data);
 - the docstring constants ``<MODEL>_START_DOCSTRING`` / ``<MODEL>_INPUTS_DOCSTRING`` of 4.x's
-  BERT, ALBERT and RoBERTa modeling modules (4.30.2's text, in ``_docstrings``), with which
+  BERT, ALBERT and RoBERTa modeling modules (compatfix's wording, in ``_docstrings``), with which
   2020-22 models built on them decorate their classes;
 - 4.x's tokenizer modules that transformers 5 merged away: ``tokenization_<model>_fast`` (5 has
   one tokenizer class per model, in ``tokenization_<model>``, with the ``...Fast`` name as an
@@ -95,7 +95,8 @@ def _docstrings_shim(module_name: str, prefix: str) -> Shim:
         restores=names,
         broke="transformers 5 documents its models with @auto_docstring and removed %s and %s from %s, with which "
         "2020-22 models built on it decorate their classes" % (names[0], names[1], module_name),
-        summary="restore them as transformers 4.30.2 wrote them (the inputs one with {0} for the input shape)",
+        summary="restore them, in compatfix's words, naming 4.x's arguments (the inputs one with {0} for the input "
+        "shape)",
         replacement=DOCSTRINGS_REPLACEMENT,
         rewrites={module_name + "." + name: DOCSTRINGS_REPLACEMENT for name in names},
     )

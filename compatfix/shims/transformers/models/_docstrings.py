@@ -1,208 +1,41 @@
-"""Data: the docstring constants that transformers 4.x's BERT, ALBERT and RoBERTa modeling modules
-defined (``<MODEL>_START_DOCSTRING``, the class introduction; ``<MODEL>_INPUTS_DOCSTRING``, the
-forward arguments, with ``{0}`` for the input shape), as transformers 4.30.2 wrote them (read out
-of its source). 2020-22 models built on these decorate their classes with them
-(``@add_start_docstrings(..., BERT_START_DOCSTRING)``). Imported at the first use of one.
+"""Data: the docstring constants that transformers 4.x's BERT, ALBERT and RoBERTa modeling
+modules defined (``<MODEL>_START_DOCSTRING``, the class introduction; ``<MODEL>_INPUTS_DOCSTRING``,
+the forward arguments, with ``{0}`` for the input shape). 2020-22 models built on these decorate
+their classes with them (``@add_start_docstrings(..., BERT_START_DOCSTRING)``), so what code
+needs is that they exist, that the INPUTS ones take the shape through ``str.format``, and that
+they name the same arguments as 4.x's (input_ids ... return_dict). The wording is compatfix's
+own summary, not 4.x's text. Imported at the first use of one.
 """
 
-BERT_START_DOCSTRING = (
-    '\n'
-    '\n'
-    '    This model inherits from [`PreTrainedModel`]. Check the superclass documentation for the generic methods the\n'
-    '    library implements for all its model (such as downloading or saving, resizing the input embeddings, pruning heads\n'
-    '    etc.)\n'
-    '\n'
-    '    This model is also a PyTorch [torch.nn.Module](https://pytorch.org/docs/stable/nn.html#torch.nn.Module) subclass.\n'
-    '    Use it as a regular PyTorch Module and refer to the PyTorch documentation for all matter related to general usage\n'
-    '    and behavior.\n'
-    '\n'
-    '    Parameters:\n'
-    '        config ([`BertConfig`]): Model configuration class with all the parameters of the model.\n'
-    '            Initializing with a config file does not load the weights associated with the model, only the\n'
-    '            configuration. Check out the [`~PreTrainedModel.from_pretrained`] method to load the model weights.\n'
+
+def _start(config: str) -> str:
+    return ("\n\n    This model inherits from [`PreTrainedModel`] (loading, saving, resizing the input embeddings,\n"
+            "    pruning heads) and is a PyTorch `torch.nn.Module`.\n\n"
+            "    Parameters:\n"
+            "        config ([`%s`]): the model's configuration; building from it does not load weights,\n"
+            "            [`~PreTrainedModel.from_pretrained`] does.\n" % config)
+
+
+# 4.x's forward arguments, in its order, each with a one-line summary
+_ARGUMENTS = (
+    ("input_ids (`torch.LongTensor` of shape `({0})`)", "token indices in the vocabulary."),
+    ("attention_mask (`torch.FloatTensor` of shape `({0})`, *optional*)", "1 for tokens to attend to, 0 for padding."),
+    ("token_type_ids (`torch.LongTensor` of shape `({0})`, *optional*)", "segment indices, 0 or 1."),
+    ("position_ids (`torch.LongTensor` of shape `({0})`, *optional*)", "position indices of each token."),
+    ("head_mask (`torch.FloatTensor` of shape `(num_heads,)` or `(num_layers, num_heads)`, *optional*)",
+     "1 keeps a self-attention head, 0 masks it."),
+    ("inputs_embeds (`torch.FloatTensor` of shape `({0}, hidden_size)`, *optional*)",
+     "embeddings to use instead of input_ids."),
+    ("output_attentions (`bool`, *optional*)", "whether to return every layer's attention weights."),
+    ("output_hidden_states (`bool`, *optional*)", "whether to return every layer's hidden states."),
+    ("return_dict (`bool`, *optional*)", "whether to return a ModelOutput instead of a tuple."),
 )
 
-BERT_INPUTS_DOCSTRING = (
-    '\n'
-    '    Args:\n'
-    '        input_ids (`torch.LongTensor` of shape `({0})`):\n'
-    '            Indices of input sequence tokens in the vocabulary.\n'
-    '\n'
-    '            Indices can be obtained using [`AutoTokenizer`]. See [`PreTrainedTokenizer.encode`] and\n'
-    '            [`PreTrainedTokenizer.__call__`] for details.\n'
-    '\n'
-    '            [What are input IDs?](../glossary#input-ids)\n'
-    '        attention_mask (`torch.FloatTensor` of shape `({0})`, *optional*):\n'
-    '            Mask to avoid performing attention on padding token indices. Mask values selected in `[0, 1]`:\n'
-    '\n'
-    '            - 1 for tokens that are **not masked**,\n'
-    '            - 0 for tokens that are **masked**.\n'
-    '\n'
-    '            [What are attention masks?](../glossary#attention-mask)\n'
-    '        token_type_ids (`torch.LongTensor` of shape `({0})`, *optional*):\n'
-    '            Segment token indices to indicate first and second portions of the inputs. Indices are selected in `[0,\n'
-    '            1]`:\n'
-    '\n'
-    '            - 0 corresponds to a *sentence A* token,\n'
-    '            - 1 corresponds to a *sentence B* token.\n'
-    '\n'
-    '            [What are token type IDs?](../glossary#token-type-ids)\n'
-    '        position_ids (`torch.LongTensor` of shape `({0})`, *optional*):\n'
-    '            Indices of positions of each input sequence tokens in the position embeddings. Selected in the range `[0,\n'
-    '            config.max_position_embeddings - 1]`.\n'
-    '\n'
-    '            [What are position IDs?](../glossary#position-ids)\n'
-    '        head_mask (`torch.FloatTensor` of shape `(num_heads,)` or `(num_layers, num_heads)`, *optional*):\n'
-    '            Mask to nullify selected heads of the self-attention modules. Mask values selected in `[0, 1]`:\n'
-    '\n'
-    '            - 1 indicates the head is **not masked**,\n'
-    '            - 0 indicates the head is **masked**.\n'
-    '\n'
-    '        inputs_embeds (`torch.FloatTensor` of shape `({0}, hidden_size)`, *optional*):\n'
-    '            Optionally, instead of passing `input_ids` you can choose to directly pass an embedded representation. This\n'
-    '            is useful if you want more control over how to convert `input_ids` indices into associated vectors than the\n'
-    "            model's internal embedding lookup matrix.\n"
-    '        output_attentions (`bool`, *optional*):\n'
-    '            Whether or not to return the attentions tensors of all attention layers. See `attentions` under returned\n'
-    '            tensors for more detail.\n'
-    '        output_hidden_states (`bool`, *optional*):\n'
-    '            Whether or not to return the hidden states of all layers. See `hidden_states` under returned tensors for\n'
-    '            more detail.\n'
-    '        return_dict (`bool`, *optional*):\n'
-    '            Whether or not to return a [`~utils.ModelOutput`] instead of a plain tuple.\n'
-)
+_INPUTS = "\n    Args:\n" + "".join("        %s:\n            %s\n" % argument for argument in _ARGUMENTS)
 
-ALBERT_START_DOCSTRING = (
-    '\n'
-    '\n'
-    '    This model inherits from [`PreTrainedModel`]. Check the superclass documentation for the generic methods the\n'
-    '    library implements for all its model (such as downloading or saving, resizing the input embeddings, pruning heads\n'
-    '    etc.)\n'
-    '\n'
-    '    This model is also a PyTorch [torch.nn.Module](https://pytorch.org/docs/stable/nn.html#torch.nn.Module) subclass.\n'
-    '    Use it as a regular PyTorch Module and refer to the PyTorch documentation for all matter related to general usage\n'
-    '    and behavior.\n'
-    '\n'
-    '    Args:\n'
-    '        config ([`AlbertConfig`]): Model configuration class with all the parameters of the model.\n'
-    '            Initializing with a config file does not load the weights associated with the model, only the\n'
-    '            configuration. Check out the [`~PreTrainedModel.from_pretrained`] method to load the model weights.\n'
-)
-
-ALBERT_INPUTS_DOCSTRING = (
-    '\n'
-    '    Args:\n'
-    '        input_ids (`torch.LongTensor` of shape `({0})`):\n'
-    '            Indices of input sequence tokens in the vocabulary.\n'
-    '\n'
-    '            Indices can be obtained using [`AutoTokenizer`]. See [`PreTrainedTokenizer.__call__`] and\n'
-    '            [`PreTrainedTokenizer.encode`] for details.\n'
-    '\n'
-    '            [What are input IDs?](../glossary#input-ids)\n'
-    '        attention_mask (`torch.FloatTensor` of shape `({0})`, *optional*):\n'
-    '            Mask to avoid performing attention on padding token indices. Mask values selected in `[0, 1]`:\n'
-    '\n'
-    '            - 1 for tokens that are **not masked**,\n'
-    '            - 0 for tokens that are **masked**.\n'
-    '\n'
-    '            [What are attention masks?](../glossary#attention-mask)\n'
-    '        token_type_ids (`torch.LongTensor` of shape `({0})`, *optional*):\n'
-    '            Segment token indices to indicate first and second portions of the inputs. Indices are selected in `[0,\n'
-    '            1]`:\n'
-    '\n'
-    '            - 0 corresponds to a *sentence A* token,\n'
-    '            - 1 corresponds to a *sentence B* token.\n'
-    '\n'
-    '            [What are token type IDs?](../glossary#token-type-ids)\n'
-    '        position_ids (`torch.LongTensor` of shape `({0})`, *optional*):\n'
-    '            Indices of positions of each input sequence tokens in the position embeddings. Selected in the range `[0,\n'
-    '            config.max_position_embeddings - 1]`.\n'
-    '\n'
-    '            [What are position IDs?](../glossary#position-ids)\n'
-    '        head_mask (`torch.FloatTensor` of shape `(num_heads,)` or `(num_layers, num_heads)`, *optional*):\n'
-    '            Mask to nullify selected heads of the self-attention modules. Mask values selected in `[0, 1]`:\n'
-    '\n'
-    '            - 1 indicates the head is **not masked**,\n'
-    '            - 0 indicates the head is **masked**.\n'
-    '\n'
-    '        inputs_embeds (`torch.FloatTensor` of shape `({0}, hidden_size)`, *optional*):\n'
-    '            Optionally, instead of passing `input_ids` you can choose to directly pass an embedded representation. This\n'
-    '            is useful if you want more control over how to convert `input_ids` indices into associated vectors than the\n'
-    "            model's internal embedding lookup matrix.\n"
-    '        output_attentions (`bool`, *optional*):\n'
-    '            Whether or not to return the attentions tensors of all attention layers. See `attentions` under returned\n'
-    '            tensors for more detail.\n'
-    '        output_hidden_states (`bool`, *optional*):\n'
-    '            Whether or not to return the hidden states of all layers. See `hidden_states` under returned tensors for\n'
-    '            more detail.\n'
-    '        return_dict (`bool`, *optional*):\n'
-    '            Whether or not to return a [`~utils.ModelOutput`] instead of a plain tuple.\n'
-)
-
-ROBERTA_START_DOCSTRING = (
-    '\n'
-    '\n'
-    '    This model inherits from [`PreTrainedModel`]. Check the superclass documentation for the generic methods the\n'
-    '    library implements for all its model (such as downloading or saving, resizing the input embeddings, pruning heads\n'
-    '    etc.)\n'
-    '\n'
-    '    This model is also a PyTorch [torch.nn.Module](https://pytorch.org/docs/stable/nn.html#torch.nn.Module) subclass.\n'
-    '    Use it as a regular PyTorch Module and refer to the PyTorch documentation for all matter related to general usage\n'
-    '    and behavior.\n'
-    '\n'
-    '    Parameters:\n'
-    '        config ([`RobertaConfig`]): Model configuration class with all the parameters of the\n'
-    '            model. Initializing with a config file does not load the weights associated with the model, only the\n'
-    '            configuration. Check out the [`~PreTrainedModel.from_pretrained`] method to load the model weights.\n'
-)
-
-ROBERTA_INPUTS_DOCSTRING = (
-    '\n'
-    '    Args:\n'
-    '        input_ids (`torch.LongTensor` of shape `({0})`):\n'
-    '            Indices of input sequence tokens in the vocabulary.\n'
-    '\n'
-    '            Indices can be obtained using [`AutoTokenizer`]. See [`PreTrainedTokenizer.encode`] and\n'
-    '            [`PreTrainedTokenizer.__call__`] for details.\n'
-    '\n'
-    '            [What are input IDs?](../glossary#input-ids)\n'
-    '        attention_mask (`torch.FloatTensor` of shape `({0})`, *optional*):\n'
-    '            Mask to avoid performing attention on padding token indices. Mask values selected in `[0, 1]`:\n'
-    '\n'
-    '            - 1 for tokens that are **not masked**,\n'
-    '            - 0 for tokens that are **masked**.\n'
-    '\n'
-    '            [What are attention masks?](../glossary#attention-mask)\n'
-    '        token_type_ids (`torch.LongTensor` of shape `({0})`, *optional*):\n'
-    '            Segment token indices to indicate first and second portions of the inputs. Indices are selected in `[0,1]`:\n'
-    '\n'
-    '            - 0 corresponds to a *sentence A* token,\n'
-    '            - 1 corresponds to a *sentence B* token.\n'
-    '            This parameter can only be used when the model is initialized with `type_vocab_size` parameter with value\n'
-    '            >= 2. All the value in this tensor should be always < type_vocab_size.\n'
-    '\n'
-    '            [What are token type IDs?](../glossary#token-type-ids)\n'
-    '        position_ids (`torch.LongTensor` of shape `({0})`, *optional*):\n'
-    '            Indices of positions of each input sequence tokens in the position embeddings. Selected in the range `[0,\n'
-    '            config.max_position_embeddings - 1]`.\n'
-    '\n'
-    '            [What are position IDs?](../glossary#position-ids)\n'
-    '        head_mask (`torch.FloatTensor` of shape `(num_heads,)` or `(num_layers, num_heads)`, *optional*):\n'
-    '            Mask to nullify selected heads of the self-attention modules. Mask values selected in `[0, 1]`:\n'
-    '\n'
-    '            - 1 indicates the head is **not masked**,\n'
-    '            - 0 indicates the head is **masked**.\n'
-    '\n'
-    '        inputs_embeds (`torch.FloatTensor` of shape `({0}, hidden_size)`, *optional*):\n'
-    '            Optionally, instead of passing `input_ids` you can choose to directly pass an embedded representation. This\n'
-    '            is useful if you want more control over how to convert `input_ids` indices into associated vectors than the\n'
-    "            model's internal embedding lookup matrix.\n"
-    '        output_attentions (`bool`, *optional*):\n'
-    '            Whether or not to return the attentions tensors of all attention layers. See `attentions` under returned\n'
-    '            tensors for more detail.\n'
-    '        output_hidden_states (`bool`, *optional*):\n'
-    '            Whether or not to return the hidden states of all layers. See `hidden_states` under returned tensors for\n'
-    '            more detail.\n'
-    '        return_dict (`bool`, *optional*):\n'
-    '            Whether or not to return a [`~utils.ModelOutput`] instead of a plain tuple.\n'
-)
+BERT_START_DOCSTRING = _start("BertConfig")
+BERT_INPUTS_DOCSTRING = _INPUTS
+ALBERT_START_DOCSTRING = _start("AlbertConfig")
+ALBERT_INPUTS_DOCSTRING = _INPUTS
+ROBERTA_START_DOCSTRING = _start("RobertaConfig")
+ROBERTA_INPUTS_DOCSTRING = _INPUTS
