@@ -4,7 +4,8 @@ Trainer with, and which Lightning 2.0 removed (for LightningCLI); and a strategy
 ``plugins=``, as 1.x code passed ``DDPPlugin``, which 1.8 stopped accepting; and the
 Trainer keywords 1.5-2.0 removed (``gpus=``, ``progress_bar_refresh_rate=``,
 ``resume_from_checkpoint=``, ...), each turned into its 2.x meaning by
-``_trainer_keywords.py``, with ``fit(train_dataloader=)`` and resuming for ``fit``."""
+``_trainer_keywords.py``, with ``fit(train_dataloader=)``, ``test(test_dataloaders=)``,
+``validate(val_dataloaders=)`` and resuming for ``fit``."""
 
 from __future__ import annotations
 
@@ -101,6 +102,21 @@ def _fit_resuming(fit):
     return fit_resuming
 
 
+def _accepting_old_dataloaders_name(old: str):
+    """``Trainer.test(test_dataloaders=)`` / ``validate(val_dataloaders=)``: 1.4 renamed both
+    ``dataloaders`` (1.6 removed the old names)."""
+
+    def make(method):
+        def with_old_name(self, *args, **kwargs):
+            if old in kwargs and "dataloaders" not in kwargs:
+                kwargs["dataloaders"] = kwargs.pop(old)
+            return method(self, *args, **kwargs)
+
+        return with_old_name
+
+    return make
+
+
 def accept_old_keywords(module) -> str | None:
     import inspect
 
@@ -112,6 +128,8 @@ def accept_old_keywords(module) -> str | None:
         return "Trainer still takes its 1.x keywords here"
     wrap(trainer, "__init__", _with_old_keywords, SHIM_OLD_KEYWORDS)
     wrap(trainer, "fit", _fit_resuming, SHIM_OLD_KEYWORDS)
+    wrap(trainer, "test", _accepting_old_dataloaders_name("test_dataloaders"), SHIM_OLD_KEYWORDS)
+    wrap(trainer, "validate", _accepting_old_dataloaders_name("val_dataloaders"), SHIM_OLD_KEYWORDS)
     return None
 
 
@@ -248,7 +266,8 @@ SHIMS = (
         summary="each 1.x keyword given (not at its 1.x default) becomes its 2.x meaning, never overriding a 2.x "
         "keyword the call gives: gpus=N as accelerator='gpu', devices=N (ddp_spawn for several, as 1.5 chose); "
         "the 1.x callbacks for progress bar, summary, NaN check, grad norms and SWA; resume_from_checkpoint as "
-        "fit(ckpt_path=); logging-only keywords dropped with a warning; 1.x maths 2.x lacks (dp over several "
+        "fit(ckpt_path=); fit(train_dataloader=), test(test_dataloaders=) and validate(val_dataloaders=) as "
+        "today's names; logging-only keywords dropped with a warning; 1.x maths 2.x lacks (dp over several "
         "devices, apex O2, ddp2, horovod) raise with what to use",
         replacement="accelerator= and devices=, strategy=, callbacks=[TQDMProgressBar(refresh_rate=N)], "
         "enable_checkpointing=, enable_model_summary=, fit(ckpt_path=), use_distributed_sampler=",
@@ -275,7 +294,9 @@ SHIMS = (
                 ("reload_dataloaders_every_epoch", "reload_dataloaders_every_n_epochs=1"),
                 ("process_position", "callbacks=[TQDMProgressBar(process_position=...)]"),
             )
-        },
+        } | {"pytorch_lightning.Trainer.fit(+train_dataloader)": "fit(train_dataloaders=...)",
+             "pytorch_lightning.Trainer.test(+test_dataloaders)": "test(dataloaders=...)",
+             "pytorch_lightning.Trainer.validate(+val_dataloaders)": "validate(dataloaders=...)"},
     ),
     Shim(
         SHIM_EPOCH_END_HOOKS,

@@ -283,3 +283,51 @@ def test_the_1x_keywords_train_as_they_did():
 def test_without_the_shim_training_with_1x_keywords_fails():
     found = _run(TRAIN, clean_env(True, COMPATFIX_DISABLE=SHIM))
     assert "unexpected keyword argument 'resume_from_checkpoint'" in found["error"]
+
+
+# 1.x's evaluation keywords; the expected losses are computed here with torch
+EVALUATE = r"""
+import json, tempfile
+import torch
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+x, y = torch.randn(8, 3), torch.randn(8, 1)
+
+
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(3, 1)
+
+    def test_step(self, batch, batch_idx):
+        self.log("test_loss", torch.nn.functional.mse_loss(self.layer(batch[0]), batch[1]))
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", torch.nn.functional.mse_loss(self.layer(batch[0]), batch[1]))
+
+
+model = Model()
+loader = DataLoader(TensorDataset(x, y), batch_size=8)
+trainer = pl.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False,
+                     default_root_dir=tempfile.mkdtemp())
+found = {"expected": float(((model.layer(x) - y) ** 2).mean())}
+for name, call in (("test", lambda: trainer.test(model, test_dataloaders=loader, verbose=False)[0]["test_loss"]),
+                   ("validate", lambda: trainer.validate(model, val_dataloaders=loader, verbose=False)[0]["val_loss"])):
+    try:
+        found[name] = call()
+    except TypeError as error:
+        found[name] = str(error)
+print(json.dumps(found))
+"""
+
+
+def test_test_and_validate_take_their_1x_dataloaders_keywords():
+    found = _run(EVALUATE, clean_env(True))
+    assert found["test"] == pytest.approx(found["expected"], rel=1e-5)
+    assert found["validate"] == pytest.approx(found["expected"], rel=1e-5)
+    for env in (clean_env(False), clean_env(True, COMPATFIX_DISABLE=SHIM)):
+        found = _run(EVALUATE, env)
+        assert "unexpected keyword argument 'test_dataloaders'" in found["test"]
+        assert "unexpected keyword argument 'val_dataloaders'" in found["validate"]
