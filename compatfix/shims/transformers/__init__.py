@@ -59,7 +59,8 @@ MADE = {
     "MODEL_WITH_LM_HEAD_MAPPING": ("compatfix.shims.transformers.models.auto.modeling_auto", "lm_head_mapping"),
     "MODEL_NAMES_MAPPING": ("compatfix.shims.transformers.models.auto.configuration_auto", "model_names_mapping"),
     **{name: ("compatfix.shims.transformers.data.datasets", "dataset_class", name)
-       for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
+       for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset", "GlueDataset",
+                    "GlueDataTrainingArguments")},
 }
 # ... and those that are plain attributes of a compatfix module.
 MOVED = {
@@ -182,7 +183,8 @@ SHIMS = (
         broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
         "MODEL_NAMES_MAPPING, "
         "top_k_top_p_filtering, the language-modeling datasets (TextDataset, LineByLineTextDataset, "
-        "LineByLineWithRefDataset) and the GLUE helpers (InputExample, InputFeatures, DataProcessor, "
+        "LineByLineWithRefDataset), GlueDataset with GlueDataTrainingArguments, and the GLUE helpers (InputExample, "
+        "InputFeatures, DataProcessor, "
         "SingleSentenceClassificationProcessor, "
         "glue_compute_metrics, glue_output_modes, glue_tasks_num_labels, glue_processors, "
         "glue_convert_examples_to_features, xnli_compute_metrics, xnli_output_modes, xnli_processors)",
@@ -200,6 +202,9 @@ SHIMS = (
                   "transformers.MODEL_NAMES_MAPPING": "your own {model_type: name} table (transformers 5 has none)",
                   **{"transformers." + name: "datasets.load_dataset('text', data_files=...).map(tokenize)"
                      for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
+                  **{"transformers." + name: "datasets.load_dataset('glue', task) with tokenizer(...) in .map, as "
+                     "examples/pytorch/text-classification/run_glue.py does"
+                     for name in ("GlueDataset", "GlueDataTrainingArguments")},
                   **{"transformers." + name: "your own code, or the datasets and evaluate libraries"
                      for name in MOVED if name != "top_k_top_p_filtering"}},
     ),

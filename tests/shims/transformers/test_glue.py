@@ -84,3 +84,59 @@ def test_glue_processors_read_4x_layout(tmp_path):
         """ % str(tmp_path)
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+GLUE_DATASET = """
+import transformers
+try:
+    from transformers import GlueDataset, GlueDataTrainingArguments
+    from transformers.data.datasets import GlueDataset as same
+    print(GlueDataset is same)
+except ImportError:
+    print("missing")
+"""
+
+
+def test_glue_dataset_is_missing_without_compatfix():
+    assert run_python(code=GLUE_DATASET, compatfix=False).stdout.split() == ["missing"]
+    assert run_python(code=GLUE_DATASET).stdout.split() == ["True"]
+
+
+def test_glue_dataset_encodes_a_split_as_4x(tmp_path):
+    mrpc = tmp_path / "MRPC"
+    mrpc.mkdir()
+    _write(mrpc, "dev.tsv", [["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
+                             ["1", "11", "12", "it is good", "good"], ["0", "13", "14", "it is", "bad"],
+                             ["1", "15", "16", "good", "it is good"]])
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nit\nis\ngood\nbad\n", encoding="utf-8")
+    result = run_python(
+        code="""
+        import warnings
+        from transformers import BertTokenizer, GlueDataset, GlueDataTrainingArguments, HfArgumentParser
+        from transformers.data.processors.utils import InputFeatures
+        folder = %r
+        # 2020-22 run_glue.py: the arguments from the command line, the task name lower-cased
+        (args,) = HfArgumentParser(GlueDataTrainingArguments).parse_args_into_dataclasses(
+            ["--task_name", "MRPC", "--data_dir", folder + "/MRPC", "--max_seq_length", "7"])
+        assert args.task_name == "mrpc" and args.max_seq_length == 7 and args.overwrite_cache is False
+        tokenizer = BertTokenizer(vocab=folder + "/vocab.txt")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dev = GlueDataset(args, tokenizer, mode="dev")
+        assert any(issubclass(w.category, FutureWarning) for w in caught)
+        assert len(dev) == 3 and dev.get_labels() == ["0", "1"] and dev.output_mode == "classification"
+        # [CLS]=2 it=4 is=5 good=6 [SEP]=3 good=6 [SEP]=3, truncated to 7
+        assert dev[0] == InputFeatures(input_ids=[2, 4, 5, 6, 3, 6, 3], attention_mask=[1] * 7,
+                                       token_type_ids=[0, 0, 0, 0, 0, 1, 1], label=1)
+        assert [f.label for f in dev] == [1, 0, 1]
+        assert len(GlueDataset(args, tokenizer, mode="dev", limit_length=2)) == 2
+        try:
+            GlueDataset(args, tokenizer, mode="validation")
+        except KeyError as error:
+            assert "mode is not a valid split name" in str(error)
+        else:
+            raise AssertionError("an unknown split must be a KeyError, as in 4.x")
+        print("ok")
+        """ % str(tmp_path)
+    )
+    assert result.stdout.split() == ["ok"], result.stderr[-3000:]

@@ -1,7 +1,8 @@
 """Shims for ``transformers.data.datasets``, 4.x's torch datasets over a tokenizer, which
 transformers 5 removed (deprecated in 4.x for the datasets library): the language-modeling ones
 2020-22 fine-tuning scripts build, ``TextDataset``, ``LineByLineTextDataset`` and
-``LineByLineWithRefDataset``, as 4.x wrote them.
+``LineByLineWithRefDataset``, as 4.x wrote them, and the GLUE one, ``GlueDataset`` with its
+``GlueDataTrainingArguments``.
 
 - ``TextDataset``: the file's text tokenized as one sequence, cut into blocks of
   ``block_size`` tokens with the model's special tokens around each (the last, shorter block
@@ -10,8 +11,11 @@ transformers 5 removed (deprecated in 4.x for the datasets library): the languag
   truncated to ``block_size``, each item ``{"input_ids": LongTensor}``.
 - ``LineByLineWithRefDataset``: the same, with each line's whole-word reference positions
   (one JSON list per line of ``ref_path``) as ``"chinese_ref"``.
+- ``GlueDataset(args, tokenizer, limit_length=None, mode="train")``: the task's split read by
+  its GLUE processor and encoded by ``glue_convert_examples_to_features``, each item an
+  ``InputFeatures``.
 
-4.x kept ``TextDataset``'s examples in a pickle beside the data (``cached_lm_...``) and loaded
+4.x kept ``TextDataset``'s and ``GlueDataset``'s examples in a pickle beside the data (``cached_lm_...``) and loaded
 it on the next run; these do not: a pickle read from disk runs whatever it holds, and tokenizing
 again gives the same examples. ``overwrite_cache`` and ``cache_dir`` are accepted and unused.
 """
@@ -29,7 +33,7 @@ from compatfix.registry import PROVIDE, Shim
 
 DEPRECATION = ("This dataset was removed from transformers (compatfix restores 4.x's); preprocessing is the datasets "
                "library's now: see examples/pytorch/language-modeling/run_mlm.py")
-NAMES = ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")
+NAMES = ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset", "GlueDataset", "GlueDataTrainingArguments")
 
 _made: dict[str, type] = {}
 
@@ -133,7 +137,83 @@ def dataset_classes() -> dict[str, type]:
         for cls in (TextDataset, LineByLineTextDataset, LineByLineWithRefDataset):
             cls.__module__ = "transformers.data.datasets.language_modeling"
             _made[cls.__name__] = cls
+        _made.update(_glue_classes(Dataset))
     return _made
+
+
+# 4.x swapped MNLI's two non-entailment labels for the tokenizers of models trained on the
+# other order (their checkpoints' heads expect it)
+_MNLI_SWAPPED_LABELS = ("RobertaTokenizer", "RobertaTokenizerFast", "XLMRobertaTokenizer", "BartTokenizer",
+                        "BartTokenizerFast")
+
+
+def _glue_classes(dataset_base: type) -> dict[str, type]:
+    """4.x's ``GlueDataTrainingArguments``, ``Split`` and ``GlueDataset``: a GLUE task's split
+    read by its processor and encoded by ``glue_convert_examples_to_features``."""
+    import enum
+    from dataclasses import dataclass, field
+
+    from compatfix.shims.transformers.data.processors import GLUE_OUTPUT_MODES
+    from compatfix.shims.transformers.data.processors.glue import GLUE_PROCESSORS, glue_convert_examples_to_features
+
+    @dataclass
+    class GlueDataTrainingArguments:
+        task_name: str = field(metadata={"help": "The name of the task to train on: " + ", ".join(GLUE_PROCESSORS)})
+        data_dir: str = field(metadata={"help": "The input data dir. Should contain the .tsv files (or other data "
+                                                "files) for the task."})
+        max_seq_length: int = field(default=128, metadata={
+            "help": "The maximum total input sequence length after tokenization. Sequences longer than this will "
+                    "be truncated, sequences shorter will be padded."})
+        overwrite_cache: bool = field(default=False, metadata={
+            "help": "Overwrite the cached training and evaluation sets"})
+
+        def __post_init__(self) -> None:
+            self.task_name = self.task_name.lower()
+
+    class Split(enum.Enum):
+        train = "train"
+        dev = "dev"
+        test = "test"
+
+    class GlueDataset(dataset_base):  # type: ignore[misc, valid-type]
+        """A GLUE split's ``InputFeatures``, encoded as 4.x encoded them (no pickle cache: see
+        the module's docstring)."""
+
+        def __init__(self, args: Any, tokenizer: Any, limit_length: int | None = None, mode: Any = Split.train,
+                     cache_dir: str | None = None) -> None:
+            warnings.warn(DEPRECATION, FutureWarning, stacklevel=2)
+            self.args = args
+            self.processor = GLUE_PROCESSORS[args.task_name]()
+            self.output_mode = GLUE_OUTPUT_MODES[args.task_name]
+            if isinstance(mode, str):
+                try:
+                    mode = Split[mode]
+                except KeyError:
+                    raise KeyError("mode is not a valid split name") from None
+            label_list = self.processor.get_labels()
+            if args.task_name in ("mnli", "mnli-mm") and type(tokenizer).__name__ in _MNLI_SWAPPED_LABELS:
+                label_list[1], label_list[2] = label_list[2], label_list[1]
+            self.label_list = label_list
+            read = {Split.train: self.processor.get_train_examples, Split.dev: self.processor.get_dev_examples,
+                    Split.test: self.processor.get_test_examples}[mode]
+            examples = read(args.data_dir)
+            if limit_length is not None:
+                examples = examples[:limit_length]
+            self.features = glue_convert_examples_to_features(examples, tokenizer, max_length=args.max_seq_length,
+                                                              label_list=label_list, output_mode=self.output_mode)
+
+        def __len__(self) -> int:
+            return len(self.features)
+
+        def __getitem__(self, i: int) -> Any:
+            return self.features[i]
+
+        def get_labels(self) -> list[str]:
+            return self.label_list
+
+    for cls in (GlueDataTrainingArguments, Split, GlueDataset):
+        cls.__module__ = "transformers.data.datasets.glue"
+    return {"GlueDataTrainingArguments": GlueDataTrainingArguments, "Split": Split, "GlueDataset": GlueDataset}
 
 
 def dataset_class(name: str) -> type:
