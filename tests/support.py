@@ -72,6 +72,25 @@ def run_python(
     )
 
 
+def import_outcomes(lines: list[str], env: dict[str, str]) -> list[str]:
+    """Run each import statement of ``lines`` in one interpreter: "present" or "missing"
+    (an ImportError) for each, in order."""
+    result = run_python(
+        code="""
+        for line in %r:
+            try:
+                exec(line)
+            except ImportError:
+                print("missing")
+            else:
+                print("present")
+        """ % (lines,),
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.split()
+
+
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago (for rendezvous in tests)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
