@@ -443,6 +443,7 @@ NAMES = frozenset({
     'pytorch_lightning.plugins.DDPPlugin',
     'pytorch_lightning.profiler',
     'pytorch_lightning.trainer.argparse',
+    'pytorch_lightning.trainer.dataloaders_keywords',
     'pytorch_lightning.trainer.epoch_end_hooks',
     'pytorch_lightning.trainer.removed_keywords',
     'pytorch_lightning.trainer.step_end_hooks',

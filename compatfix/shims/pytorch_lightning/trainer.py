@@ -4,8 +4,8 @@ Trainer with, and which Lightning 2.0 removed (for LightningCLI); and a strategy
 ``plugins=``, as 1.x code passed ``DDPPlugin``, which 1.8 stopped accepting; and the
 Trainer keywords 1.5-2.0 removed (``gpus=``, ``progress_bar_refresh_rate=``,
 ``resume_from_checkpoint=``, ...), each turned into its 2.x meaning by
-``_trainer_keywords.py``, with ``fit(train_dataloader=)``, ``test(test_dataloaders=)``,
-``validate(val_dataloaders=)`` and resuming for ``fit``."""
+``_trainer_keywords.py``, with resuming for ``fit``; and the evaluation methods' 1.x keyword
+names (``fit(train_dataloader=)``, ``test(test_dataloaders=)``, ``validate(val_dataloaders=)``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from compatfix.registry import AFTER_IMPORT, RISK_BEHAVIOUR, Shim
 SHIM_ARGPARSE = "pytorch_lightning.trainer.argparse"
 SHIM_STRATEGY_IN_PLUGINS = "pytorch_lightning.trainer.strategy_in_plugins"
 SHIM_OLD_KEYWORDS = "pytorch_lightning.trainer.removed_keywords"
+SHIM_OLD_DATALOADERS = "pytorch_lightning.trainer.dataloaders_keywords"
 SHIM_EPOCH_END_HOOKS = "pytorch_lightning.trainer.epoch_end_hooks"
 SHIM_STEP_END_HOOKS = "pytorch_lightning.trainer.step_end_hooks"
 METHODS = ("add_argparse_args", "from_argparse_args", "parse_argparser")
@@ -92,8 +93,6 @@ def _with_old_keywords(init):
 
 def _fit_resuming(fit):
     def fit_resuming(self, *args, **kwargs):
-        if "train_dataloader" in kwargs and "train_dataloaders" not in kwargs:  # 1.x's name, 1.4 renamed it
-            kwargs["train_dataloaders"] = kwargs.pop("train_dataloader")
         remembered = self.__dict__.get(RESUME_ATTRIBUTE)
         if remembered is not None and kwargs.get("ckpt_path") is None and len(args) < 5:
             kwargs["ckpt_path"] = remembered  # 1.x: fit resumed from resume_from_checkpoint
@@ -102,19 +101,29 @@ def _fit_resuming(fit):
     return fit_resuming
 
 
-def _accepting_old_dataloaders_name(old: str):
-    """``Trainer.test(test_dataloaders=)`` / ``validate(val_dataloaders=)``: 1.4 renamed both
-    ``dataloaders`` (1.6 removed the old names)."""
+def _accepting_old_dataloaders_name(old: str, new: str):
+    """``fit(train_dataloader=)``, ``test(test_dataloaders=)``, ``validate(val_dataloaders=)``:
+    1.4 renamed them ``train_dataloaders`` and ``dataloaders``, 1.6 removed the old names."""
 
     def make(method):
         def with_old_name(self, *args, **kwargs):
-            if old in kwargs and "dataloaders" not in kwargs:
-                kwargs["dataloaders"] = kwargs.pop(old)
+            if old in kwargs and new not in kwargs:
+                kwargs[new] = kwargs.pop(old)
             return method(self, *args, **kwargs)
 
         return with_old_name
 
     return make
+
+
+# method -> (1.x's keyword, today's)
+OLD_DATALOADERS_NAMES = {"fit": ("train_dataloader", "train_dataloaders"), "test": ("test_dataloaders", "dataloaders"),
+                         "validate": ("val_dataloaders", "dataloaders")}
+
+
+def accept_old_dataloaders_names(module) -> None:
+    for method, (old, new) in OLD_DATALOADERS_NAMES.items():
+        wrap(module.Trainer, method, _accepting_old_dataloaders_name(old, new), SHIM_OLD_DATALOADERS)
 
 
 def accept_old_keywords(module) -> str | None:
@@ -128,8 +137,6 @@ def accept_old_keywords(module) -> str | None:
         return "Trainer still takes its 1.x keywords here"
     wrap(trainer, "__init__", _with_old_keywords, SHIM_OLD_KEYWORDS)
     wrap(trainer, "fit", _fit_resuming, SHIM_OLD_KEYWORDS)
-    wrap(trainer, "test", _accepting_old_dataloaders_name("test_dataloaders"), SHIM_OLD_KEYWORDS)
-    wrap(trainer, "validate", _accepting_old_dataloaders_name("val_dataloaders"), SHIM_OLD_KEYWORDS)
     return None
 
 
@@ -266,8 +273,7 @@ SHIMS = (
         summary="each 1.x keyword given (not at its 1.x default) becomes its 2.x meaning, never overriding a 2.x "
         "keyword the call gives: gpus=N as accelerator='gpu', devices=N (ddp_spawn for several, as 1.5 chose); "
         "the 1.x callbacks for progress bar, summary, NaN check, grad norms and SWA; resume_from_checkpoint as "
-        "fit(ckpt_path=); fit(train_dataloader=), test(test_dataloaders=) and validate(val_dataloaders=) as "
-        "today's names; logging-only keywords dropped with a warning; 1.x maths 2.x lacks (dp over several "
+        "fit(ckpt_path=); logging-only keywords dropped with a warning; 1.x maths 2.x lacks (dp over several "
         "devices, apex O2, ddp2, horovod) raise with what to use",
         replacement="accelerator= and devices=, strategy=, callbacks=[TQDMProgressBar(refresh_rate=N)], "
         "enable_checkpointing=, enable_model_summary=, fit(ckpt_path=), use_distributed_sampler=",
@@ -294,9 +300,19 @@ SHIMS = (
                 ("reload_dataloaders_every_epoch", "reload_dataloaders_every_n_epochs=1"),
                 ("process_position", "callbacks=[TQDMProgressBar(process_position=...)]"),
             )
-        } | {"pytorch_lightning.Trainer.fit(+train_dataloader)": "fit(train_dataloaders=...)",
-             "pytorch_lightning.Trainer.test(+test_dataloaders)": "test(dataloaders=...)",
-             "pytorch_lightning.Trainer.validate(+val_dataloaders)": "validate(dataloaders=...)"},
+        },
+    ),
+    Shim(
+        SHIM_OLD_DATALOADERS,
+        targets=["pytorch_lightning.trainer"],
+        requires={"pytorch_lightning": ">=1.6"},
+        apply=accept_old_dataloaders_names,
+        broke="pytorch-lightning 1.6 (2022-03) removed fit(train_dataloader=), test(test_dataloaders=) and "
+        "validate(val_dataloaders=) (renamed in 1.4): TypeError: unexpected keyword argument",
+        summary="pass them on as train_dataloaders= and dataloaders=; calls with today's names are unchanged",
+        replacement="fit(train_dataloaders=...), test(dataloaders=...), validate(dataloaders=...)",
+        rewrites={"pytorch_lightning.Trainer.%s(+%s)" % (method, old): "%s(%s=...)" % (method, new)
+                  for method, (old, new) in OLD_DATALOADERS_NAMES.items()},
     ),
     Shim(
         SHIM_EPOCH_END_HOOKS,

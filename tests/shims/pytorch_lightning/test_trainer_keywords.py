@@ -285,7 +285,7 @@ def test_without_the_shim_training_with_1x_keywords_fails():
     assert "unexpected keyword argument 'resume_from_checkpoint'" in found["error"]
 
 
-# 1.x's evaluation keywords; the expected losses are computed here with torch
+# 1.x's dataloaders keywords; the expected losses are computed here with torch
 EVALUATE = r"""
 import json, tempfile
 import torch
@@ -301,6 +301,12 @@ class Model(pl.LightningModule):
         super().__init__()
         self.layer = torch.nn.Linear(3, 1)
 
+    def training_step(self, batch, batch_idx):
+        return torch.nn.functional.mse_loss(self.layer(batch[0]), batch[1])
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.0)  # lr 0: the losses below stay those computed here
+
     def test_step(self, batch, batch_idx):
         self.log("test_loss", torch.nn.functional.mse_loss(self.layer(batch[0]), batch[1]))
 
@@ -311,9 +317,10 @@ class Model(pl.LightningModule):
 model = Model()
 loader = DataLoader(TensorDataset(x, y), batch_size=8)
 trainer = pl.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False,
-                     default_root_dir=tempfile.mkdtemp())
+                     default_root_dir=tempfile.mkdtemp(), max_epochs=1, enable_checkpointing=False)
 found = {"expected": float(((model.layer(x) - y) ** 2).mean())}
-for name, call in (("test", lambda: trainer.test(model, test_dataloaders=loader, verbose=False)[0]["test_loss"]),
+for name, call in (("fit", lambda: [trainer.fit(model, train_dataloader=loader), trainer.global_step][1]),
+                   ("test", lambda: trainer.test(model, test_dataloaders=loader, verbose=False)[0]["test_loss"]),
                    ("validate", lambda: trainer.validate(model, val_dataloaders=loader, verbose=False)[0]["val_loss"])):
     try:
         found[name] = call()
@@ -323,11 +330,13 @@ print(json.dumps(found))
 """
 
 
-def test_test_and_validate_take_their_1x_dataloaders_keywords():
+def test_fit_test_and_validate_take_their_1x_dataloaders_keywords():
     found = _run(EVALUATE, clean_env(True))
+    assert found["fit"] == 1  # one batch of 8, one epoch
     assert found["test"] == pytest.approx(found["expected"], rel=1e-5)
     assert found["validate"] == pytest.approx(found["expected"], rel=1e-5)
-    for env in (clean_env(False), clean_env(True, COMPATFIX_DISABLE=SHIM)):
+    for env in (clean_env(False), clean_env(True, COMPATFIX_DISABLE="pytorch_lightning.trainer.dataloaders_keywords")):
         found = _run(EVALUATE, env)
+        assert "unexpected keyword argument 'train_dataloader'" in found["fit"]
         assert "unexpected keyword argument 'test_dataloaders'" in found["test"]
         assert "unexpected keyword argument 'val_dataloaders'" in found["validate"]
