@@ -73,7 +73,18 @@ def accept_file_keywords(module) -> None:
             inherited.__func__(cls, **kwargs)
         else:
             super(base, cls).__init_subclass__(**kwargs)
-        _wrap_if_renamed(cls)
+        try:
+            _wrap_if_renamed(cls)
+        except Exception as error:
+            # this runs as a model module defines its tokenizer, long after the apply: a failure
+            # here must not fail that import, so it is said once (raised in strict mode)
+            from compatfix._messages import say
+            from compatfix._settings import Settings
+
+            if Settings.from_environ().strict:
+                raise
+            say("%s could not wrap %s.__init__ (%s: %s): its vocab_file= and merges_file= stay ignored"
+                % (SHIM, cls.__qualname__, type(error).__name__, error), key=SHIM + ".subclass")
 
     replace_attribute(base, "__init_subclass__", classmethod(__init_subclass__), SHIM)
 
