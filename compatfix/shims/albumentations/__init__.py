@@ -107,9 +107,16 @@ def _accepting_positional_always_apply(init: Callable[..., Any]) -> Callable[...
     return __init__
 
 
-def accept_positional_always_apply(albumentations) -> None:
+def accept_positional_always_apply(albumentations) -> str | None:
+    import inspect
+
+    # decided by the signature, not the version: a build that kept 1.x's order needs nothing
+    parameters = list(inspect.signature(albumentations.BasicTransform.__init__).parameters)
+    if parameters[1:2] != ["p"]:
+        return "BasicTransform.__init__ does not take p first here"
     wrap(albumentations.BasicTransform, "__init__", _accepting_positional_always_apply,
          "albumentations.BasicTransform.positional_always_apply")
+    return None
 
 
 # --- ImageCompression(quality_lower=, quality_upper=) -----------------------------------

@@ -287,3 +287,19 @@ def test_old_pipelines_pickle_as_dataloader_workers_need():
         print("ok")
         """))
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+def test_a_basic_transform_that_kept_1x_order_is_left_alone():
+    # a fork or build whose BasicTransform still takes (always_apply, p): nothing to change
+    import types
+
+    from compatfix.shims.albumentations import accept_positional_always_apply
+
+    class BasicTransform:
+        def __init__(self, always_apply=False, p=0.5):
+            self.always_apply, self.p = always_apply, p
+
+    original = BasicTransform.__init__
+    reason = accept_positional_always_apply(types.SimpleNamespace(BasicTransform=BasicTransform))
+    assert reason == "BasicTransform.__init__ does not take p first here"
+    assert BasicTransform.__init__ is original and BasicTransform(True, 0.3).p == 0.3
