@@ -121,9 +121,15 @@ OLD_DATALOADERS_NAMES = {"fit": ("train_dataloader", "train_dataloaders"), "test
                          "validate": ("val_dataloaders", "dataloaders")}
 
 
-def accept_old_dataloaders_names(module) -> None:
+def accept_old_dataloaders_names(module) -> str | None:
+    import inspect
+
+    wrapped = 0
     for method, (old, new) in OLD_DATALOADERS_NAMES.items():
-        wrap(module.Trainer, method, _accepting_old_dataloaders_name(old, new), SHIM_OLD_DATALOADERS)
+        parameters = inspect.signature(getattr(module.Trainer, method)).parameters
+        if old not in parameters and new in parameters:  # by the signature: a Trainer with the old name keeps it
+            wrapped += wrap(module.Trainer, method, _accepting_old_dataloaders_name(old, new), SHIM_OLD_DATALOADERS)
+    return None if wrapped else "Trainer's fit, test and validate take their 1.x keywords here"
 
 
 def accept_old_keywords(module) -> str | None:
