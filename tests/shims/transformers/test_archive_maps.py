@@ -1,6 +1,6 @@
 """transformers 4.x's frozen checkpoint lists (<MODEL>_PRETRAINED_CONFIG_ARCHIVE_MAP,
 <MODEL>_PRETRAINED_MODEL_ARCHIVE_LIST, ALL_PRETRAINED_CONFIG_ARCHIVE_MAP), which 4.41 removed,
-against the real transformers 5.24: missing with compatfix off; with it on, 4.x's data at the top
+against the real transformers 4.57.6 (the last 4.x) and 5.24: missing with compatfix off; with it on, 4.x's data at the top
 level and at the modeling-module paths 2020-22 code imports them from. The expected checkpoints
 are written out here from 4.x's model documentation (BERT's, GPT-2's, T5's ... release names)."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+pytestmark = pytest.mark.stack("py312", "transformers4")
 
 TOP = ("BERT_PRETRAINED_CONFIG_ARCHIVE_MAP", "GPT2_PRETRAINED_CONFIG_ARCHIVE_MAP", "BERT_PRETRAINED_MODEL_ARCHIVE_LIST",
        "WAV_2_VEC_2_PRETRAINED_MODEL_ARCHIVE_LIST", "ALL_PRETRAINED_CONFIG_ARCHIVE_MAP")

@@ -40,7 +40,8 @@ SHIMS = (
     Shim(
         SHIM,
         targets=["transformers.utils.import_utils"],
-        requires={"transformers": ">=5.0"},
+        # 4.27 added direct_transformers_import and processing_utils' call of it
+        requires={"transformers": ">=4.27"},
         apply=shim_reimports,
         broke="transformers.processing_utils re-runs transformers' __init__ through direct_transformers_import "
         "and puts the new module in sys.modules, past every finder: after `from transformers import Trainer`, "
