@@ -162,11 +162,12 @@ SHIMS = (
     Shim(
         "transformers.is_tf_available",
         targets=["transformers"],
-        requires={"transformers": ">=5.0"},
+        # 4.51 removed the top-level is_torch_tpu_available, 5.0 the other two
+        requires={"transformers": ">=4.51"},
         apply=restore_probes,
         restores=list(PROBES),
-        broke="transformers 5 dropped TensorFlow and Flax and removed is_tf_available, is_flax_available and "
-        "the top-level is_torch_tpu_available, which 2020-22 code asks before choosing a framework",
+        broke="transformers 4.51 removed the top-level is_torch_tpu_available, and transformers 5 dropped "
+        "TensorFlow and Flax and removed is_tf_available and is_flax_available, which 2020-22 code asks before choosing a framework",
         summary="restore them: TensorFlow and Flax are never available to transformers 5 (False); the TPU "
         "probe is transformers.utils' (torch_xla)",
         replacement="drop the TensorFlow/Flax branches; transformers.utils.is_torch_xla_available",
@@ -177,12 +178,15 @@ SHIMS = (
     Shim(
         "transformers.AdamW",
         targets=["transformers"],
-        requires={"transformers": ">=5.0"},
+        # 4.39 removed top_k_top_p_filtering, 4.50 AdamW, 5.0 the rest; only the names missing
+        # from the installed release are restored
+        requires={"transformers": ">=4.39"},
         apply=restore_moved,
         restores=[*MADE, *MOVED],
-        broke="transformers 5 removed the top-level AdamW, AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
+        broke="transformers 4.39 removed the top-level top_k_top_p_filtering, 4.50 AdamW, and 5 "
+        "AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
         "MODEL_NAMES_MAPPING, "
-        "top_k_top_p_filtering, the language-modeling datasets (TextDataset, LineByLineTextDataset, "
+        "the language-modeling datasets (TextDataset, LineByLineTextDataset, "
         "LineByLineWithRefDataset), GlueDataset with GlueDataTrainingArguments, and the GLUE helpers (InputExample, "
         "InputFeatures, DataProcessor, "
         "SingleSentenceClassificationProcessor, "

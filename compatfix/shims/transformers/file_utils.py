@@ -69,11 +69,12 @@ SHIMS = (
     Shim(
         "transformers.file_utils.cached_property",
         targets=["transformers.file_utils"],
-        requires={"transformers": ">=5.0"},
+        # 4.26 removed torch_required, 4.39 is_torch_tpu_available, 4.57 cached_property, 5.0 the rest
+        requires={"transformers": ">=4.26"},
         apply=restore_file_utils,
         restores=list(NAMES),
-        broke="transformers 5 removed cached_property, torch_required, is_tf_available, is_flax_available, "
-        "is_torch_tpu_available and is_offline_mode from transformers.file_utils, which 2020-22 TrainingArguments "
+        broke="transformers 4.26 to 5 removed torch_required (4.26), is_torch_tpu_available (4.39), "
+        "cached_property (4.57), is_tf_available, is_flax_available and is_offline_mode (5.0) from transformers.file_utils, which 2020-22 TrainingArguments "
         "subclasses and scripts import",
         summary="restore 4.x's cached_property (a property cached in __cached_<name>) and torch_required, the "
         "probes as the top-level shim answers them, and is_offline_mode as the probe transformers 5 obeys",

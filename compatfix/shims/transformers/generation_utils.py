@@ -16,8 +16,7 @@ from typing import Any
 from compatfix.patching import restore_names
 from compatfix.registry import PROVIDE, Shim
 
-MOVED = ("transformers 4.x moved its generation code into the transformers.generation package (late 2022) and "
-         "transformers 5 ")
+MOVED = "transformers 4.25 moved its generation code into the transformers.generation package (late 2022) and "
 
 # 4.x output class -> the transformers.generation class it is an alias of (4.39+).
 OUTPUT_ALIASES = {
@@ -79,9 +78,9 @@ SHIMS = (
         "transformers.generation_utils",
         targets=["transformers.generation_utils"],
         kind=PROVIDE,
-        requires={"transformers": ">=5.0"},
+        requires={"transformers": ">=4.40"},
         apply=provide_generation_utils,
-        broke=MOVED + "removed the old transformers.generation_utils module",
+        broke=MOVED + "4.40 removed the old transformers.generation_utils module",
         summary="provide it with transformers.generation.utils' objects, 4.x's output class names as aliases "
         "of today's, and top_k_top_p_filtering as TopKLogitsWarper then TopPLogitsWarper",
         replacement="transformers.generation (GenerationMixin, GenerateDecoderOnlyOutput, ...)",

@@ -99,10 +99,11 @@ SHIMS = (
     Shim(
         "transformers.modeling_utils.prune_linear_layer",
         targets=["transformers.modeling_utils"],
-        requires={"transformers": ">=5.0"},
+        # 4.53 moved SequenceSummary out, 4.56 the layer helpers; 5.0 the TensorFlow file names
+        requires={"transformers": ">=4.53"},
         apply=restore_layer_helpers,
         restores=RESTORED,
-        broke="transformers 5 removed from transformers.modeling_utils the layer helpers 4.x had there "
+        broke="transformers 4.53 to 5 removed from transformers.modeling_utils the layer helpers 4.x had there "
         "(prune_linear_layer, apply_chunking_to_forward and Conv1D live in transformers.pytorch_utils; "
         "find_pruneable_heads_and_indices, prune_conv1d_layer and prune_layer are gone, SequenceSummary is "
         "XLNet's XLNetSequenceSummary) and the TensorFlow checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME",

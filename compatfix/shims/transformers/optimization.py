@@ -107,10 +107,10 @@ SHIMS = (
     Shim(
         "transformers.optimization.AdamW",
         targets=["transformers.optimization"],
-        requires={"transformers": ">=5.0"},
+        requires={"transformers": ">=4.50"},
         apply=restore_adamw,
         restores=["AdamW"],
-        broke="transformers 5 removed transformers.optimization.AdamW (deprecated in 4.20), the "
+        broke="transformers 4.50 removed transformers.optimization.AdamW (deprecated in 4.20), the "
         "optimizer of 2020-22 fine-tuning scripts",
         summary="restore 4.x's AdamW (weight decay after the Adam step, eps=1e-6, correct_bias) on today's torch",
         replacement="torch.optim.AdamW (it decays before the step and has no correct_bias; eps defaults to 1e-8)",

@@ -79,10 +79,12 @@ SHIMS = (
     Shim(
         "transformers.testing_utils.require_tf",
         targets=["transformers.testing_utils"],
-        requires={"transformers": ">=5.0"},
+        # 4.15 removed require_datasets, 4.25 the scatter ones, 4.28 require_git_lfs, 4.50 the cross-test
+        # markers, 4.57 require_tf and require_flax
+        requires={"transformers": ">=4.15"},
         apply=restore_decorators,
         restores=list(DECORATORS),
-        broke="transformers 5 removed the testing_utils decorators require_tf, require_flax, is_pt_tf_cross_test, "
+        broke="transformers 4.15 to 4.57 removed the testing_utils decorators require_tf, require_flax, is_pt_tf_cross_test, "
         "is_pt_flax_cross_test, require_datasets, require_scatter / require_torch_scatter and require_git_lfs",
         summary="restore them, skipping when 4.x skipped: always for TensorFlow, Flax and their cross tests; "
         "without datasets or torch_scatter; without RUN_GIT_LFS_TESTS",

@@ -36,10 +36,11 @@ SHIMS = (
     Shim(
         "transformers.trainer_utils.EvaluationStrategy",
         targets=["transformers.trainer_utils"],
-        requires={"transformers": ">=5.0"},
+        # 4.31 removed default_hp_space, 5.0 EvaluationStrategy
+        requires={"transformers": ">=4.31"},
         apply=restore_trainer_utils,
         restores=list(NAMES),
-        broke="transformers 5 removed trainer_utils.EvaluationStrategy (IntervalStrategy since 4.x) and "
+        broke="transformers 5 removed trainer_utils.EvaluationStrategy (IntervalStrategy since 4.x), and 4.31 "
         "trainer_utils.default_hp_space",
         summary="restore EvaluationStrategy as IntervalStrategy (the same no/steps/epoch values) and "
         "default_hp_space as the backend -> default_hp_space_<backend> table",

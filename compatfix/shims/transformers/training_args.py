@@ -48,8 +48,8 @@ def accept_in_training_arguments(module) -> None:
     accept_old_arguments(module.TrainingArguments, "transformers.training_args.no_cuda")
 
 
-BROKE = ("transformers 5 removed TrainingArguments' no_cuda= (use_cpu since 4.34), evaluation_strategy= "
-         "(eval_strategy since 4.41), overwrite_output_dir= and logging_dir=, which 2020-22 scripts pass and read")
+BROKE = ("transformers 4.51 removed TrainingArguments' evaluation_strategy= (eval_strategy since 4.41), and "
+         "transformers 5 no_cuda= (use_cpu since 4.34), overwrite_output_dir= and logging_dir=, which 2020-22 scripts pass and read")
 SUMMARY = ("accept no_cuda= as use_cpu= and evaluation_strategy= as eval_strategy=; keep overwrite_output_dir and "
            "logging_dir as attributes (a given logging_dir becomes TENSORBOARD_LOGGING_DIR); a call without them "
            "is unchanged")
@@ -58,7 +58,9 @@ SHIMS = (
     Shim(
         "transformers.training_args.no_cuda",
         targets=["transformers.training_args"],
-        requires={"transformers": ">=5.0"},
+        # 4.51 removed evaluation_strategy=, 5.0 the others; each keyword is handled only where the
+        # installed __init__ lacks it
+        requires={"transformers": ">=4.51"},
         apply=accept_in_training_arguments,
         risk=RISK_BEHAVIOUR,
         broke=BROKE,

@@ -16,7 +16,7 @@ SHIMS = (
     Shim(
         "transformers.training_args_seq2seq.no_cuda",
         targets=["transformers.training_args_seq2seq"],
-        requires={"transformers": ">=5.0"},
+        requires={"transformers": ">=4.51"},
         apply=accept_in_seq2seq_arguments,
         risk=RISK_BEHAVIOUR,
         broke=BROKE.replace("TrainingArguments'", "Seq2SeqTrainingArguments'"),

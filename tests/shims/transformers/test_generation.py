@@ -8,7 +8,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+pytestmark = pytest.mark.stack("py312", "transformers4")
 
 MODULES = ("transformers.generation_utils", "transformers.generation_logits_process",
            "transformers.generation_stopping_criteria")

@@ -9,7 +9,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+pytestmark = pytest.mark.stack("py312", "transformers4")
 
 PRESENT = """
 import transformers.integrations as integrations

@@ -1,4 +1,4 @@
-"""transformers 4.x's AdamW (removed in transformers 5) against the real transformers 5.24:
+"""transformers 4.x's AdamW (removed in transformers 4.50) against the real transformers 4.57.6 and 5.24:
 missing with compatfix off; with it on, its updates are 4.x's formula, written out here in
 plain floats: Adam's moments, the step ``lr * sqrt(1 - b2^t) / (1 - b1^t)`` (``lr`` alone
 with ``correct_bias=False``), then the weight decay ``p -= lr * wd * p`` on the updated
@@ -10,7 +10,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+pytestmark = pytest.mark.stack("py312", "transformers4")
 
 IMPORTS = """
 import warnings

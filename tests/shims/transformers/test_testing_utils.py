@@ -8,7 +8,7 @@ import pytest
 
 from support import clean_env, run_python
 
-pytestmark = pytest.mark.stack("py312")
+pytestmark = pytest.mark.stack("py312", "transformers4")
 
 NAMES = ("require_tf", "require_flax", "is_pt_tf_cross_test", "is_pt_flax_cross_test", "require_datasets",
          "require_scatter", "require_torch_scatter", "require_git_lfs")

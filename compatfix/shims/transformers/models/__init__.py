@@ -90,10 +90,10 @@ def _docstrings_shim(module_name: str, prefix: str) -> Shim:
     return Shim(
         shim_name,
         targets=[module_name],
-        requires={"transformers": ">=5.0"},
+        requires={"transformers": ">=4.52"},
         apply=restore_docstrings,
         restores=names,
-        broke="transformers 5 documents its models with @auto_docstring and removed %s and %s from %s, with which "
+        broke="transformers 4.52 documents its models with @auto_docstring and removed %s and %s from %s, with which "
         "2020-22 models built on it decorate their classes" % (names[0], names[1], module_name),
         summary="restore them, in compatfix's words, naming 4.x's arguments (the inputs one with {0} for the input "
         "shape)",
