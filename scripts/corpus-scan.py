@@ -6,6 +6,11 @@ its uses of removed names compatfix covers (issue 20, item 2).
     python scripts/corpus-scan.py resolve   # -> acceptance/corpus/resolution.json.gz
     python scripts/corpus-scan.py report    # -> acceptance/corpus/ranked.tsv, docs/removed-apis.md
     python scripts/corpus-scan.py all       # the four in order
+    python scripts/corpus-scan.py resolve --python .venvs/corpus-tf4/bin/python --libraries transformers
+                                            # -> resolution-transformers4.json.gz, the second figure
+
+The interpreters are the corpus stacks (requirements/corpus.txt, corpus-tf4.txt; built by
+``bash scripts/setup-stacks.sh corpus corpus-tf4``).
 
 ``scan`` reads each fetched repository (a bare git directory under ``--mirrors``, as the
 session's ``fetch`` tool leaves it) at the commit repos.txt names, without a checkout: every
@@ -22,6 +27,11 @@ is taken with getattr; once with ``COMPATFIX=0`` and once with compatfix active,
 runs. It also asks whether each name existed in 2020-22: in any of the old stacks'
 API-surface records (``--surface``, recorded by scripts/api-surface.py; schema at its top) and, for the
 standard library, in Python 3.8 (``--old-python``).
+
+``resolve --libraries`` does the same for those libraries' names only, on another stack, into
+``resolution-transformers4.json.gz``; ``report`` then also gives the figure with those
+libraries' rows from it (transformers' last 4.x release in place of 5.x: what a user who keeps
+transformers < 5 gets).
 
 ``report`` joins them: a *removed* name is one that existed then and does not resolve today
 with compatfix off; it is *covered* when it resolves with compatfix on. The figure is the
@@ -55,6 +65,9 @@ REPOS_TXT = CORPUS / "repos.txt"
 USES = CORPUS / "uses.json.gz"
 DOORS = CORPUS / "doors.json"
 RESOLUTION = CORPUS / "resolution.json.gz"
+# The same lookups for some libraries only, on a stack with other releases of them
+# (resolve --libraries): transformers' last 4.x release, for the second figure.
+ALTERNATIVE_RESOLUTION = CORPUS / "resolution-transformers4.json.gz"
 RANKED = CORPUS / "ranked.tsv"
 DOC = ROOT / "docs" / "removed-apis.md"
 DOC_HEADING = "## Use-weighted coverage (corpus scan)"
@@ -591,11 +604,17 @@ for line in sys.stdin:
 '''
 
 
+def _of_libraries(name: str, libraries: list[str] | None) -> bool:
+    return not libraries or name.partition(".")[0] in libraries
+
+
 def cmd_resolve(args: argparse.Namespace) -> None:
     uses = load_uses()
-    names = sorted(uses["names"])
-    classes = sorted({key.partition("|")[0] for key in uses["keywords"]}
-                     | set(uses["subclasses"]) | {key.partition("|")[0] for key in uses["super_init"]})
+    names = sorted(n for n in uses["names"] if _of_libraries(n, args.libraries))
+    classes = sorted(n for n in {key.partition("|")[0] for key in uses["keywords"]}
+                     | set(uses["subclasses"]) | {key.partition("|")[0] for key in uses["super_init"]}
+                     if _of_libraries(n, args.libraries))
+    out_path = RESOLUTION if not args.libraries else ALTERNATIVE_RESOLUTION
     requests = [{"kind": "name", "name": n} for n in names] + [{"kind": "signature", "name": n} for n in classes]
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("COMPATFIX")}
     base_env.setdefault("CUDA_VISIBLE_DEVICES", "")
@@ -646,10 +665,10 @@ def cmd_resolve(args: argparse.Namespace) -> None:
                               env=dict(base_env, COMPATFIX="0")).stdout
     data = {"schema": 1, "python": platform.python_version(), "versions": json.loads(versions or "{}"),
             "old_surface": surface_meta, "old_stdlib_python": old_version,
-            "names": out_names, "signatures": out_signatures}
-    with gzip.open(RESOLUTION, "wt", encoding="utf-8") as fh:
+            "libraries": args.libraries or None, "names": out_names, "signatures": out_signatures}
+    with gzip.open(out_path, "wt", encoding="utf-8") as fh:
         json.dump(data, fh, separators=(",", ":"), sort_keys=True)
-    print("-> %s" % RESOLUTION.relative_to(ROOT))
+    print("-> %s" % out_path.relative_to(ROOT))
 
 
 VERSIONS = r'''
@@ -980,6 +999,7 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
                                                 _md_cell(reasons[r["entry"]])))
     if not uncovered:
         lines.append("| (none) | | | |")
+    lines += _alternative_section(uses, rows, top)
     lines += ["", "### Out of scope (not in the figure)", "",
               "| Reason | Entries | Uses | Repos | Most used |", "|---|---|---|---|---|"]
     for reason, group in _out_of_scope_groups(rows):
@@ -1012,6 +1032,42 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
     for door, info in doors["doors"].items():
         lines.append("| %s | %d | %d |" % (_md_cell(door), info["uses"], info["repos"]))
     return "\n".join(lines) + "\n"
+
+
+def _alternative_section(uses: dict[str, Any], rows: list[dict[str, Any]], top: int) -> list[str]:
+    """The figure again with transformers' last 4.x release in place of today's 5.x
+    (resolve --libraries transformers on the corpus-tf4 stack), for users who keep
+    transformers < 5: its transformers rows replace the main ones."""
+    if not ALTERNATIVE_RESOLUTION.exists():
+        return []
+    with gzip.open(ALTERNATIVE_RESOLUTION, "rt", encoding="utf-8") as fh:
+        alternative = json.load(fh)
+    libraries = set(alternative.get("libraries") or ())
+    of_them = [r for r in load_rows(uses, alternative) if _library_of(r) in libraries]
+    combined = figures([r for r in rows if _library_of(r) not in libraries] + of_them)
+    own = figures(of_them)
+    versions = alternative.get("versions", {})
+    release = ", ".join("%s %s" % (name, versions.get(name, "?")) for name in sorted(libraries))
+    lines = ["", "### With transformers 4.x kept (%s)" % release, "",
+             "The same lookups on a stack with %s instead (requirements/corpus-tf4.txt; %s): a user who keeps "
+             "transformers < 5 for 2020-22 code. Of its uses of names that this release lacks and 2020-22 had, "
+             "%.2f%% are covered (%d of %d); with the other libraries as above, the figure is %.2f%% (%d of %d). "
+             "The shims for names that 4.x itself removed are gated at the release that removed each "
+             "(`compatfix list`); what is still uncovered here, most used first:"
+             % (release, ALTERNATIVE_RESOLUTION.relative_to(ROOT), 100 * own["share"], own["covered_uses"],
+                own["removed_uses"], 100 * combined["share"], combined["covered_uses"], combined["removed_uses"]),
+             "", "| Entry | Uses | Repos | Error with compatfix on |", "|---|---|---|---|"]
+    uncovered = [r for r in of_them if r["old"] == "yes" and not r["covered"] and not r["out_of_scope"]]
+    for r in uncovered[:top]:
+        lines.append("| `%s` | %d | %d | %s |" % (_md_cell(r["entry"]), r["uses"], r["repos"],
+                                                _md_cell((r["error"] or "")[:160])))
+    if not uncovered:
+        lines.append("| (none) | | | |")
+    return lines
+
+
+def _library_of(row: dict[str, Any]) -> str:
+    return re.split(r"[.(]", row["entry"], maxsplit=1)[0]
 
 
 def _out_of_scope_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -1102,6 +1158,9 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--surface", nargs="*", default=None,
                         help="the old stacks' API-surface records (default: %s/record-*.json.gz)"
                         % SURFACE_DIR.relative_to(ROOT))
+    parser.add_argument("--libraries", nargs="*", default=None,
+                        help="resolve: only these libraries' names, into %s (for the second figure)"
+                        % ALTERNATIVE_RESOLUTION.relative_to(ROOT))
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--all", action="store_true", help="list: every mirror, not only repos.txt's")
     args = parser.parse_args(list(argv) if argv is not None else None)
