@@ -65,6 +65,7 @@ MADE = {
 # ... and those that are plain attributes of a compatfix module.
 MOVED = {
     "top_k_top_p_filtering": ("compatfix.shims.transformers.generation_utils", "top_k_top_p_filtering"),
+    "cached_path": ("compatfix.shims.transformers._download_cache", "cached_path"),
     "InputExample": ("compatfix.shims.transformers.data.processors.utils", "InputExample"),
     "InputFeatures": ("compatfix.shims.transformers.data.processors.utils", "InputFeatures"),
     "DataProcessor": ("compatfix.shims.transformers.data.processors.utils", "DataProcessor"),
@@ -178,13 +179,13 @@ SHIMS = (
     Shim(
         "transformers.AdamW",
         targets=["transformers"],
-        # 4.39 removed top_k_top_p_filtering, 4.50 AdamW, 5.0 the rest; only the names missing
-        # from the installed release are restored
-        requires={"transformers": ">=4.39"},
+        # 4.22 removed cached_path, 4.39 top_k_top_p_filtering, 4.50 AdamW, 5.0 the rest; only
+        # the names missing from the installed release are restored
+        requires={"transformers": ">=4.22"},
         apply=restore_moved,
         restores=[*MADE, *MOVED],
-        broke="transformers 4.39 removed the top-level top_k_top_p_filtering, 4.50 AdamW, and 5 "
-        "AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
+        broke="transformers 4.22 removed the top-level cached_path, 4.39 top_k_top_p_filtering, 4.50 AdamW, "
+        "and 5 AutoModelWithLMHead, MODEL_WITH_LM_HEAD_MAPPING, "
         "MODEL_NAMES_MAPPING, "
         "the language-modeling datasets (TextDataset, LineByLineTextDataset, "
         "LineByLineWithRefDataset), GlueDataset with GlueDataTrainingArguments, and the GLUE helpers (InputExample, "
@@ -203,6 +204,7 @@ SHIMS = (
                   "transformers.MODEL_WITH_LM_HEAD_MAPPING": "MODEL_FOR_MASKED_LM_MAPPING / "
                   "MODEL_FOR_CAUSAL_LM_MAPPING / MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING",
                   "transformers.top_k_top_p_filtering": "TopKLogitsWarper then TopPLogitsWarper",
+                  "transformers.cached_path": "huggingface_hub.hf_hub_download",
                   "transformers.MODEL_NAMES_MAPPING": "your own {model_type: name} table (transformers 5 has none)",
                   **{"transformers." + name: "datasets.load_dataset('text', data_files=...).map(tokenize)"
                      for name in ("TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset")},
@@ -210,7 +212,7 @@ SHIMS = (
                      "examples/pytorch/text-classification/run_glue.py does"
                      for name in ("GlueDataset", "GlueDataTrainingArguments")},
                   **{"transformers." + name: "your own code, or the datasets and evaluate libraries"
-                     for name in MOVED if name != "top_k_top_p_filtering"}},
+                     for name in MOVED if name not in ("top_k_top_p_filtering", "cached_path")}},
     ),
     Shim(
         "transformers.archive_maps",

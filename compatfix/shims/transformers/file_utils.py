@@ -65,6 +65,16 @@ def restore_file_utils(module) -> None:
     restore_names(module, NAMES, "transformers.file_utils.cached_property")
 
 
+DOWNLOAD_CACHE = ("cached_path", "get_from_cache", "hf_bucket_url", "filename_to_url")
+
+
+def restore_download_cache(module) -> None:
+    from compatfix.shims.transformers import _download_cache
+
+    restore_names(module, {name: getattr(_download_cache, name) for name in DOWNLOAD_CACHE},
+                  "transformers.file_utils.cached_path")
+
+
 SHIMS = (
     Shim(
         "transformers.file_utils.cached_property",
@@ -88,5 +98,20 @@ SHIMS = (
             "transformers.utils.is_torch_xla_available(check_is_tpu=True)",
             "transformers.file_utils.is_offline_mode": "huggingface_hub.constants.is_offline_mode",
         },
+    ),
+    Shim(
+        "transformers.file_utils.cached_path",
+        targets=["transformers.file_utils"],
+        requires={"transformers": ">=4.22"},
+        apply=restore_download_cache,
+        restores=DOWNLOAD_CACHE,
+        broke="transformers 4.22 replaced its own download cache with huggingface_hub's and removed cached_path, "
+        "get_from_cache, hf_bucket_url and filename_to_url, with which 2020-22 code fetches vocabularies and "
+        "weights by URL",
+        summary="restore them with 4.x's cache layout (sha256(url).sha256(etag) and its .json record) over the "
+        "standard library's HTTP; archives are extracted only inside their folder",
+        replacement="huggingface_hub.hf_hub_download(repo_id, filename) for Hub files; your own download otherwise",
+        rewrites={"transformers.file_utils." + name: "huggingface_hub.hf_hub_download / hf_hub_url"
+                  for name in DOWNLOAD_CACHE},
     ),
 )

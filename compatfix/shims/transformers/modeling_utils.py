@@ -89,27 +89,35 @@ def restore_layer_helpers(module) -> None:
     names["SequenceSummary"] = Lazy(sequence_summary_class)
     names.update(find_pruneable_heads_and_indices=find_pruneable_heads_and_indices,
                  prune_conv1d_layer=prune_conv1d_layer, prune_layer=prune_layer, **TF_FILE_NAMES)
+    from compatfix.shims.transformers import _download_cache
+
+    names.update({name: getattr(_download_cache, name) for name in DOWNLOAD_CACHE})
     restore_names(module, names, "transformers.modeling_utils.prune_linear_layer")
 
 
+# 4.x's download-cache functions, which modeling_utils imported and 2020-22 code took from there
+DOWNLOAD_CACHE = ("cached_path", "hf_bucket_url")
 RESTORED = (*MOVED_TO_PYTORCH_UTILS, "find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
-            "SequenceSummary", *TF_FILE_NAMES)
+            "SequenceSummary", *TF_FILE_NAMES, *DOWNLOAD_CACHE)
 
 SHIMS = (
     Shim(
         "transformers.modeling_utils.prune_linear_layer",
         targets=["transformers.modeling_utils"],
-        # 4.53 moved SequenceSummary out, 4.56 the layer helpers; 5.0 the TensorFlow file names
-        requires={"transformers": ">=4.53"},
+        # 4.22 dropped cached_path and hf_bucket_url, 4.53 moved SequenceSummary out, 4.56 the
+        # layer helpers; 5.0 the TensorFlow file names
+        requires={"transformers": ">=4.22"},
         apply=restore_layer_helpers,
         restores=RESTORED,
         broke="transformers 4.53 to 5 removed from transformers.modeling_utils the layer helpers 4.x had there "
         "(prune_linear_layer, apply_chunking_to_forward and Conv1D live in transformers.pytorch_utils; "
         "find_pruneable_heads_and_indices, prune_conv1d_layer and prune_layer are gone, SequenceSummary is "
-        "XLNet's XLNetSequenceSummary) and the TensorFlow checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME",
+        "XLNet's XLNetSequenceSummary), the TensorFlow checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME, "
+        "and (4.22) the download-cache functions cached_path and hf_bucket_url",
         summary="restore them: transformers.pytorch_utils' objects, XLNetSequenceSummary, the head-pruning index "
         "and Conv1D pruning "
-        "rebuilt with 4.x's results, and 4.x's file names 'model.ckpt' and 'tf_model.h5'",
+        "rebuilt with 4.x's results, 4.x's file names 'model.ckpt' and 'tf_model.h5', and the download cache "
+        "of transformers.file_utils' shim",
         replacement="transformers.pytorch_utils (prune_linear_layer, apply_chunking_to_forward, Conv1D)",
         renames={**{"transformers.modeling_utils." + name: "transformers.pytorch_utils." + name
                     for name in MOVED_TO_PYTORCH_UTILS},
@@ -117,6 +125,8 @@ SHIMS = (
                  "transformers.models.xlnet.modeling_xlnet.XLNetSequenceSummary"},
         rewrites={"transformers.modeling_utils." + name: "a copy in your code (transformers 5 has none)"
                   for name in ("find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
-                               *TF_FILE_NAMES)},
+                               *TF_FILE_NAMES)}
+        | {"transformers.modeling_utils." + name: "huggingface_hub.hf_hub_download / hf_hub_url"
+           for name in DOWNLOAD_CACHE},
     ),
 )
