@@ -68,3 +68,28 @@ def test_generation_modules_hold_todays_objects():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+BEAM_SEARCH = """
+try:
+    from transformers.generation_beam_search import BeamHypotheses, BeamSearchScorer
+    import transformers.generation.beam_search as beam_search
+    print(BeamSearchScorer is beam_search.BeamSearchScorer and BeamHypotheses is beam_search.BeamHypotheses)
+except ImportError:
+    print("missing")
+"""
+
+
+@pytest.mark.stack("transformers4")
+def test_the_beam_search_module_holds_the_scorers_on_4x():
+    # 4.25 moved the scorers to transformers.generation.beam_search, where 4.57 still has them
+    result = run_python(code=BEAM_SEARCH, compatfix=False)
+    assert result.stdout.split() == ["missing"], result.stderr[-2000:]
+    result = run_python(code=BEAM_SEARCH)
+    assert result.stdout.split() == ["True"], result.stderr[-2000:]
+
+
+@pytest.mark.stack("py312")
+def test_the_beam_search_module_is_not_provided_where_5x_deleted_the_scorers():
+    result = run_python(code=BEAM_SEARCH)
+    assert result.stdout.split() == ["missing"] and "compatfix" not in result.stderr, result.stderr[-2000:]
