@@ -47,3 +47,19 @@ def test_integration_names_answer_as_in_4x():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+FAIRSCALE = """
+import transformers.integrations as integrations
+print(integrations.is_fairscale_available() if hasattr(integrations, "is_fairscale_available") else "missing")
+"""
+
+
+def test_fairscale_probe_says_whether_fairscale_imports(tmp_path):
+    # 4.35 removed it; a folder with a fairscale package on the path makes the answer True
+    (tmp_path / "fairscale").mkdir()
+    (tmp_path / "fairscale" / "__init__.py").write_text("")
+    assert run_python(code=FAIRSCALE, compatfix=False).stdout.split() == ["missing"]
+    assert run_python(code=FAIRSCALE).stdout.split() == ["False"]
+    result = run_python(code=FAIRSCALE, env=clean_env(PYTHONPATH=str(tmp_path)))
+    assert result.stdout.split() == ["True"], result.stderr[-2000:]
