@@ -1,5 +1,6 @@
-"""transformers.testing_utils' 4.x decorators that transformers 5.24 lacks: each skips a
-unittest test exactly when 4.x's did (TensorFlow, Flax and their cross tests always;
+"""transformers.testing_utils' 4.x decorators that transformers 4.57.6 and 5.24 lack: each skips
+a unittest test exactly when 4.x's did (TensorFlow and Flax tests unless transformers can use
+the framework, which neither stack can; their cross tests also without RUN_PT_*_CROSS_TESTS;
 datasets and torch_scatter when missing; git-lfs unless RUN_GIT_LFS_TESTS)."""
 
 from __future__ import annotations
@@ -63,3 +64,18 @@ def test_git_lfs_tests_run_when_asked():
         env=clean_env(RUN_GIT_LFS_TESTS="yes"),
     )
     assert result.stdout.split() == ["False"], result.stderr[-3000:]
+
+
+def test_framework_tests_run_where_transformers_has_the_framework():
+    # decided by transformers' own probe, not by its version: one that says yes runs the test
+    result = run_python(
+        code="""
+        import transformers
+        from transformers.testing_utils import is_pt_tf_cross_test, require_flax, require_tf
+        transformers.is_tf_available = lambda: True
+        print([getattr(decorate(lambda self: None), "__unittest_skip__", False)
+               for decorate in (require_tf, require_flax, is_pt_tf_cross_test)])
+        """,
+        env=clean_env(RUN_PT_TF_CROSS_TESTS="1"),
+    )
+    assert result.stdout.split("\n")[0] == "[False, True, False]", result.stderr[-3000:]
