@@ -60,6 +60,8 @@ def test_fairscale_probe_says_whether_fairscale_imports(tmp_path):
     (tmp_path / "fairscale").mkdir()
     (tmp_path / "fairscale" / "__init__.py").write_text("")
     assert run_python(code=FAIRSCALE, compatfix=False).stdout.split() == ["missing"]
+    disabled = clean_env(COMPATFIX_DISABLE="transformers.integrations.is_fairscale_available")
+    assert run_python(code=FAIRSCALE, env=disabled).stdout.split() == ["missing"]
     assert run_python(code=FAIRSCALE).stdout.split() == ["False"]
     result = run_python(code=FAIRSCALE, env=clean_env(PYTHONPATH=str(tmp_path)))
     assert result.stdout.split() == ["True"], result.stderr[-2000:]

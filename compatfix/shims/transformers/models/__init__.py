@@ -14,12 +14,19 @@ This file holds the kinds of shim that many model modules share:
   alias of it) and the modules of models whose tokenizer 5 serves with another model's class
   (LayoutLM's, ELECTRA's, Longformer's ...: BERT's or RoBERTa's). Each is provided with the
   classes its 4.x namesake defined, as transformers 5 itself resolves those names
-  (``transformers.LayoutLMTokenizerFast``), and the public names of the merged module.
+  (``transformers.LayoutLMTokenizerFast``), and the public names of the merged module;
+- the packages of the models that 4.31 to 4.4x moved under ``transformers.models.deprecated``
+  (MMBT and RetriBERT in 4.31, Transformer-XL in 4.36, Speech2Text2 and XLM-ProphetNet after
+  4.40): their top-level names kept working, but ``from
+  transformers.models.transfo_xl.tokenization_transfo_xl import TransfoXLTokenizer``, as 2020-22
+  code wrote it, fails. Each old module path is provided with its deprecated namesake's objects;
+  transformers 5 deleted these models, so nothing is provided there.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 
 from compatfix.patching import Lazy, restore_names
 from compatfix.registry import PROVIDE, Shim
@@ -192,6 +199,40 @@ def provide_tokenizer_module(module) -> None:
     restore_names(module, names, TOKENIZER_SHIM)
 
 
+# 4.x's modules of the models moved under transformers.models.deprecated, as the 2020-22
+# API-surface record lists them (the TensorFlow ones and the conversion script left out: 4.57
+# has neither for them).
+DEPRECATED_SHIM = "transformers.models.deprecated"
+MOVED_MODULES = {
+    "mmbt": ("configuration_mmbt", "modeling_mmbt"),
+    "retribert": ("configuration_retribert", "modeling_retribert", "tokenization_retribert",
+                  "tokenization_retribert_fast"),
+    "speech_to_text_2": ("configuration_speech_to_text_2", "modeling_speech_to_text_2",
+                         "processing_speech_to_text_2", "tokenization_speech_to_text_2"),
+    "transfo_xl": ("configuration_transfo_xl", "modeling_transfo_xl", "modeling_transfo_xl_utilities",
+                   "tokenization_transfo_xl"),
+    "xlm_prophetnet": ("configuration_xlm_prophetnet", "modeling_xlm_prophetnet", "tokenization_xlm_prophetnet"),
+}
+MOVED_TARGETS = [path for model, submodules in MOVED_MODULES.items()
+                 for path in ("transformers.models." + model,
+                              *("transformers.models.%s.%s" % (model, sub) for sub in submodules))]
+
+
+def deprecated_home(name: str) -> str:
+    """``transformers.models.transfo_xl.x`` -> ``transformers.models.deprecated.transfo_xl.x``."""
+    prefix = "transformers.models."
+    return prefix + "deprecated." + name[len(prefix):]
+
+
+def provide_moved_module(module) -> None:
+    home = importlib.import_module(deprecated_home(module.__name__))
+    if hasattr(home, "__path__"):
+        module.__path__ = []  # a package: its submodules go through the finder, to their own shims
+    # dir(): a package of transformers is a _LazyModule that lists the names it serves lazily
+    names = {name: Lazy(functools.partial(getattr, home, name)) for name in dir(home) if not name.startswith("__")}
+    restore_names(module, names, DEPRECATED_SHIM)
+
+
 SHIMS = (
     *(_archive_list_shim(module_name, models) for module_name, models in MODEL_LISTS_BY_MODULE.items()),
     *(_docstrings_shim(module_name, prefix) for module_name, prefix in DOCSTRINGS_BY_MODULE.items()),
@@ -210,5 +251,20 @@ SHIMS = (
         replacement="from transformers import <Model>Tokenizer (or <Model>TokenizerFast, the same class in 5)",
         rewrites={"transformers.models." + name: "%s (%s)" % (_tokenizer_module_home(name), ", ".join(classes))
                   for name, classes in TOKENIZER_MODULES.items()},
+    ),
+    Shim(
+        DEPRECATED_SHIM,
+        targets=MOVED_TARGETS,
+        kind=PROVIDE,
+        # the first move (MMBT, RetriBERT) was in 4.31; transformers 5 deleted the deprecated models
+        requires={"transformers": ">=4.31,<5.0"},
+        apply=provide_moved_module,
+        broke="transformers 4.31 to 4.4x moved the MMBT, RetriBERT, Transformer-XL, Speech2Text2 and XLM-ProphetNet "
+        "packages under transformers.models.deprecated, so their 4.x module paths "
+        "(transformers.models.transfo_xl.tokenization_transfo_xl, ...) no longer import",
+        summary="provide each old module path with its deprecated namesake's objects",
+        replacement="from transformers import TransfoXLTokenizer (the top-level names kept working), or "
+        "transformers.models.deprecated.<model>",
+        renames={path: deprecated_home(path) for path in MOVED_TARGETS},
     ),
 )
