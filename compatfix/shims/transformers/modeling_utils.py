@@ -1,13 +1,15 @@
 """Shims for ``transformers.modeling_utils``: the layer helpers 4.x defined or re-exported
 there (``prune_linear_layer``, ``apply_chunking_to_forward``, ``Conv1D``,
 ``find_pruneable_heads_and_indices``, ``prune_conv1d_layer``, ``prune_layer``,
-``SequenceSummary``) and the TensorFlow checkpoint file names, which 2020-22 model code copied
-from BERT's and GPT-2's modules imports from there.
+``SequenceSummary``), the TensorFlow checkpoint file names and the download-cache functions
+(``cached_path``, ``hf_bucket_url``), which 2020-22 model code copied from BERT's and GPT-2's
+modules imports from there.
 
 The first three moved to ``transformers.pytorch_utils`` and are its very objects;
 ``SequenceSummary`` is XLNet's copy of it, ``XLNetSequenceSummary`` (the same code, reading
-the same config fields); the pruning index and the Conv1D pruning that transformers 5 dropped
-are rebuilt on torch with 4.x's results.
+the same config fields); the pruning index and the Conv1D pruning that transformers 4.56
+dropped are rebuilt on torch with 4.x's results; the download cache is the one
+``transformers.file_utils``' shim restores (``_download_cache``).
 """
 
 from __future__ import annotations
@@ -109,11 +111,11 @@ SHIMS = (
         requires={"transformers": ">=4.22"},
         apply=restore_layer_helpers,
         restores=RESTORED,
-        broke="transformers 4.53 to 5 removed from transformers.modeling_utils the layer helpers 4.x had there "
-        "(prune_linear_layer, apply_chunking_to_forward and Conv1D live in transformers.pytorch_utils; "
-        "find_pruneable_heads_and_indices, prune_conv1d_layer and prune_layer are gone, SequenceSummary is "
-        "XLNet's XLNetSequenceSummary), the TensorFlow checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME, "
-        "and (4.22) the download-cache functions cached_path and hf_bucket_url",
+        broke="transformers 4.22 to 5 removed from transformers.modeling_utils what 4.x had there: the "
+        "download-cache functions cached_path and hf_bucket_url (4.22), SequenceSummary (4.53; XLNet's "
+        "XLNetSequenceSummary now), the layer helpers (4.56: prune_linear_layer, apply_chunking_to_forward and "
+        "Conv1D live in transformers.pytorch_utils; find_pruneable_heads_and_indices, prune_conv1d_layer and "
+        "prune_layer are gone) and the TensorFlow checkpoint names TF_WEIGHTS_NAME and TF2_WEIGHTS_NAME (5.0)",
         summary="restore them: transformers.pytorch_utils' objects, XLNetSequenceSummary, the head-pruning index "
         "and Conv1D pruning "
         "rebuilt with 4.x's results, 4.x's file names 'model.ckpt' and 'tf_model.h5', and the download cache "
