@@ -983,7 +983,7 @@ def render_section(uses: dict[str, Any], resolution: dict[str, Any], rows: list[
         "by the apex and mmcv stand-ins) whose module needs a library or compiled extension this "
         "stack lacks (`old=not-installed`: apex, mmcv's ops, numba, ...: unknown, not missing)."
         % (fig["unrecorded_entries"], fig["unrecorded_uses"], fig["unrecorded_covered_uses"],
-           ", ".join(sorted({re.split(r"[.(]", r["entry"], maxsplit=1)[0] for r in rows
+           ", ".join(sorted({_library_of(r) for r in rows
                              if r["old"] == "unrecorded"})) or "none",
            fig["no_entries"], fig["no_uses"], fig["no_covered_uses"],
            fig["not_installed_entries"], fig["not_installed_uses"], fig["not_installed_covered_uses"]), "",
@@ -1067,6 +1067,7 @@ def _alternative_section(uses: dict[str, Any], rows: list[dict[str, Any]], top: 
 
 
 def _library_of(row: dict[str, Any]) -> str:
+    """An entry's library: its top-level module (``torch`` of ``torch.onnx.export(x=)``)."""
     return re.split(r"[.(]", row["entry"], maxsplit=1)[0]
 
 
@@ -1079,7 +1080,7 @@ def _out_of_scope_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[dic
 
 
 def _share_without(rows: list[dict[str, Any]], library: str) -> tuple[float, int, int]:
-    kept = [r for r in rows if r["old"] == "yes" and not r.get("out_of_scope") and re.split(r"[.(]", r["entry"], maxsplit=1)[0] != library]
+    kept = [r for r in rows if r["old"] == "yes" and not r.get("out_of_scope") and _library_of(r) != library]
     total = sum(r["uses"] for r in kept)
     covered = sum(r["uses"] for r in kept if r["covered"])
     return (100 * covered / total if total else 100.0, covered, total)
@@ -1105,7 +1106,7 @@ def _library_rows(rows: list[dict[str, Any]]) -> list[str]:
     per: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
     for r in rows:
         if r["old"] == "yes" and not r.get("out_of_scope"):
-            library = re.split(r"[.(]", r["entry"], maxsplit=1)[0]
+            library = _library_of(r)
             per[library][0] += 1
             per[library][1] += r["uses"]
             per[library][2] += r["uses"] if r["covered"] else 0
