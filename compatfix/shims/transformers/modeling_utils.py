@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from compatfix.patching import Lazy, restore_names
-from compatfix.registry import Shim
+from compatfix.patching import Lazy, restore_names, wrap
+from compatfix.registry import RISK_BEHAVIOUR, Shim
 
 MOVED_TO_PYTORCH_UTILS = ("prune_linear_layer", "apply_chunking_to_forward", "Conv1D")
 
@@ -102,7 +102,48 @@ DOWNLOAD_CACHE = ("cached_path", "hf_bucket_url")
 RESTORED = (*MOVED_TO_PYTORCH_UTILS, "find_pruneable_heads_and_indices", "prune_conv1d_layer", "prune_layer",
             "SequenceSummary", *TF_FILE_NAMES, *DOWNLOAD_CACHE)
 
+POST_INIT_SHIM = "transformers.modeling_utils.PreTrainedModel.post_init"
+
+
+def register_like_post_init(model: Any) -> None:
+    """What ``post_init()`` registers on ``model`` (tied-weight keys, parallel plans, the keys to
+    ignore ...), without its weight initialisation: the loading that follows initialises the
+    weights the checkpoint lacks, and the loaded ones must stay as loaded."""
+    model.init_weights = lambda *args, **kwargs: None  # shadows the method for this one call
+    try:
+        model.post_init()
+    finally:
+        del model.init_weights
+
+
+def _finalize_after_post_init(original: Any) -> Any:
+    def _finalize_model_loading(model: Any, *args: Any, **kwargs: Any) -> Any:
+        # a model written for 3.x/4.x never called post_init() in its __init__
+        if not hasattr(model, "all_tied_weights_keys"):
+            register_like_post_init(model)
+        return original(model, *args, **kwargs)
+
+    return _finalize_model_loading
+
+
+def register_old_models_on_load(module) -> None:
+    wrap(module.PreTrainedModel, "_finalize_model_loading", _finalize_after_post_init, POST_INIT_SHIM)
+
+
 SHIMS = (
+    Shim(
+        POST_INIT_SHIM,
+        targets=["transformers.modeling_utils"],
+        requires={"transformers": ">=5.0"},
+        apply=register_old_models_on_load,
+        risk=RISK_BEHAVIOUR,
+        broke="transformers 5's from_pretrained reads what PreTrainedModel.post_init() registers "
+        "(all_tied_weights_keys); a model class written for 3.x/4.x ends its __init__ without calling post_init() "
+        "(or with the older init_weights()), so loading it fails with AttributeError: ... all_tied_weights_keys",
+        summary="register what post_init() would have, without re-initialising weights, when a model being loaded "
+        "lacks it; a model that called post_init() is loaded unchanged",
+        replacement="call self.post_init() at the end of the model's __init__",
+    ),
     Shim(
         "transformers.modeling_utils.prune_linear_layer",
         targets=["transformers.modeling_utils"],
