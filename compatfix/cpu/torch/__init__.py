@@ -78,8 +78,9 @@ Decisions
   devices and simply runs the wrapped module.
 
 * Legacy ``torch.cuda.*Storage`` and ``torch.cuda.sparse.*Tensor`` types are the CPU ones
-  too. ``torch.set_default_device('cuda')`` needs nothing of its own here (tested:
-  its tensors are CPU tensors in CPU mode).
+  too. A CUDA default device (``torch.set_default_device('cuda')``, ``with
+  torch.device('cuda')``) is the CPU, and the other default devices (``meta``) keep
+  reaching the wrapped factories (``_keep_device_contexts``).
 
 Not covered: ``.cuda()``/``device='cuda'``/``dtype=torch.float16`` inside
 TorchScript-compiled code (TorchScript resolves them without Python); the ``torch.cuda``
@@ -226,6 +227,51 @@ def _patch_factories(torch, is_cuda) -> None:
             op = table.get(id(original))
             if op is not None:
                 _builtins._register_builtin(wrapper, op)
+    _keep_device_contexts(torch, SHIM_FACTORIES)
+    _cuda_default_device_is_cpu(is_cuda)
+
+
+def _cuda_default_device_is_cpu(is_cuda) -> None:
+    """A CUDA default device (``torch.set_default_device('cuda')``, ``with
+    torch.device('cuda')``) is the CPU, as a ``device='cuda'`` argument is."""
+    from torch.utils import _device
+
+    def device_context_init(original):
+        def cpu_for_cuda(self, device):
+            if is_cuda(device):
+                _count_factory("default device cuda")
+                device = _CPU
+            original(self, device)
+
+        return cpu_for_cuda
+
+    patching.wrap(_device.DeviceContext, "__init__", device_context_init, SHIM_FACTORIES)
+
+
+def _keep_device_contexts(torch, shim: str) -> None:
+    """Keep torch's default-device contexts working over the factory wrappers.
+    ``with torch.device('meta')`` and ``torch.set_default_device`` give a factory call the
+    default device only if the function their ``__torch_function__`` sees is in
+    ``torch.utils._device._device_constructors()``, a set built at first use from torch's
+    attributes. Built after the wrappers replaced those, it holds the wrappers, while the
+    call it sees is the original's that a wrapper makes: the default device was silently
+    lost, and a model built "on meta" (transformers 5's ``from_pretrained``, accelerate's
+    empty weights) was built and initialised on the CPU. The set gets torch's originals."""
+    from torch.utils import _device
+
+    originals = {patching.get_original(torch, name) for name in FACTORY_NAMES if patching.is_patched(torch, name)}
+
+    def with_originals(original):
+        constructors = set()
+
+        def device_constructors():
+            if not constructors:
+                constructors.update(original(), originals)
+            return constructors
+
+        return device_constructors
+
+    patching.wrap(_device, "_device_constructors", with_originals, shim)
 
 
 
@@ -518,6 +564,7 @@ def _patch_half_factories(torch, half, float32) -> None:
                 _builtins._register_builtin(getattr(torch, name), op)
     for name in TENSOR_NEW_NAMES:
         patching.wrap(torch.Tensor, name, dtype_wrapper, SHIM_HALF)
+    _keep_device_contexts(torch, SHIM_HALF)
 
 
 def _with_is_cuda(patch):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from support import clean_env, cpu_env, on_and_off, run_python
 
 
@@ -246,6 +248,33 @@ def test_set_default_device_cuda_and_device_contexts_make_cpu_tensors():
         print("OK")
         """
     )
+
+
+# Builds on the meta device as transformers 5's from_pretrained and accelerate do, through
+# the default-device context and set_default_device; CPU mode wraps the factories they
+# reach (torch's own nn.Linear included), so with only one of its two factory shims, or
+# neither, the device must still be meta, as in a normal process.
+DEFAULT_DEVICE_META = """
+import torch
+with torch.device("meta"):
+    layer = torch.nn.Linear(2, 2)
+    made = [layer.weight, torch.arange(3), torch.zeros(2), torch.empty(1), torch.tensor([1.0]), torch.ones(2, dtype=torch.float16)]
+assert all(t.device.type == "meta" for t in made), [t.device for t in made]
+assert torch.zeros(1).device.type == "cpu"
+torch.set_default_device("meta")
+assert torch.randn(2).device.type == "meta" and torch.nn.Embedding(3, 2).weight.device.type == "meta"
+torch.set_default_device(None)
+with torch.device("cpu"):
+    assert torch.zeros(1, device="meta").device.type == "meta"
+print("OK")
+"""
+
+
+@pytest.mark.parametrize("disabled", ["", "cpu.torch.factories", "cpu.torch.half_as_float32"])
+def test_a_meta_default_device_stays_meta(disabled):
+    for env in (cpu_env(COMPATFIX_DISABLE=disabled), clean_env(compatfix=False)):
+        result = run_python(code=DEFAULT_DEVICE_META, env=env)
+        assert result.stdout.split() == ["OK"], result.stderr[-3000:]
 
 
 def test_nvml_queries_answer_an_idle_device():
