@@ -266,7 +266,6 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
     data, out = os.path.join(scratch, "data"), os.path.join(scratch, "out")
     os.makedirs(out)
     recipe.make_data(data)
-    report = os.path.join(scratch, "report.json")
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPATFIX")}
     env.pop("PYTHONPATH", None)
     env.update(
@@ -274,20 +273,29 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
         OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
         COMPATFIX_TRUST_STORE=os.path.join(scratch, "trusted-checkpoints.tsv"),
     )
-    env["PATH"] = path_python(os.path.join(scratch, "bin"), python, mode, report) + os.pathsep + env.get("PATH", "")
+    bin_folder = os.path.join(scratch, "bin")
+    env["PATH"] = bin_folder + os.pathsep + env.get("PATH", "")
     places = {"data": data, "out": out, "repo": os.path.normpath(os.path.join(clone, recipe.workdir))}
     env.update({key: value.format(**places) for key, value in recipe.env.items()})
     env.update(recipe.stack_env.get(stack, {}))
     if mode == "pth":
-        env.update(COMPATFIX_DEVICE="cpu", COMPATFIX_REPORT=report)
+        env.update(COMPATFIX_DEVICE="cpu")
     repo = os.path.normpath(os.path.join(clone, recipe.workdir))
     cwd = recipe.run_from.format(out=out, data=data) if recipe.run_from else repo
     os.makedirs(cwd, exist_ok=True)
-    result: dict[str, Any] = {"stack": stack, "mode": mode, "steps": [], "status": "pass"}
+    result: dict[str, Any] = {"stack": stack, "mode": mode, "steps": [], "status": "pass", "reports": "every step"}
     opt_in = {k: v for k, v in {**recipe.env, **recipe.stack_env.get(stack, {})}.items() if k.startswith("COMPATFIX")}
     if opt_in:
         result["opt_in"] = " ".join("%s=%s" % item for item in sorted(opt_in.items()))
+    reports = []
     for step in recipe.steps:
+        # One report per step: each step is a run of its own, and a run replaces the
+        # report an earlier run left at the same path.
+        report = os.path.join(scratch, "report-%s.json" % step.name)
+        reports.append(report)
+        path_python(bin_folder, python, mode, report)
+        if mode == "pth":
+            env["COMPATFIX_REPORT"] = report
         values = {"data": data, "out": out, "port": str(free_port()), "checkpoint": "", "repo": repo}
         if recipe.checkpoint and "{checkpoint}" in " ".join(step.argv):
             found = sorted(glob.glob(os.path.join(out, recipe.checkpoint), recursive=True), key=os.path.getmtime)
@@ -322,7 +330,7 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
         if problem:
             result["status"] = "fail at %s" % step.name
             break
-    result.update(shims_from_report(report, repo))
+    result.update(shims_from_reports(reports, repo))
     if result["status"] != "pass" or keep:
         print("[zoo] logs and outputs kept in %s" % scratch, flush=True)
     else:
@@ -330,18 +338,21 @@ def run_mode(recipe: Recipe, clone: str, stack: str, mode: str, keep: bool) -> d
     return result
 
 
-def shims_from_report(path: str, repo: str) -> dict[str, Any]:
-    """Shims applied in any process, those that something actually used, and where each
-    use of a restored name was (``sites``: shim -> plain file:line, see plain_path). A
-    redirected call (CPU mode, a launcher option) has no site in the report."""
-    try:
-        with open(path) as handle:
-            report = json.load(handle)
-    except (OSError, ValueError):
-        return {"applied": [], "used": [], "failed_shims": [], "sites": {}}
+def shims_from_reports(paths: list[str], repo: str) -> dict[str, Any]:
+    """Shims applied in any process of any step, those that something actually used, and
+    where each use of a restored name was (``sites``: shim -> plain file:line, see
+    plain_path). A redirected call (CPU mode, a launcher option) has no site in the report.
+    A step that stopped before writing its report adds nothing."""
+    processes = []
+    for path in paths:
+        try:
+            with open(path) as handle:
+                processes += json.load(handle).get("processes", [])
+        except (OSError, ValueError):
+            pass
     applied, used, failed = set(), set(), set()
     sites: dict[str, set[str]] = {}
-    for process in report.get("processes", []):
+    for process in processes:
         applied.update(item["shim"] for item in process.get("applied", []))
         failed.update("%s: %s" % (item["shim"], item.get("error", "")) for item in process.get("failed", []))
         for item in process.get("deprecated_uses", []):
@@ -497,6 +508,12 @@ STATUS_HELP = [
 ]
 
 
+def last_step_only(run: dict[str, Any]) -> str:
+    """" (last step only)" for a run of several steps stored before each step had a report of
+    its own: its shims applied and used are its last step's."""
+    return " (last step only)" if len(run["steps"]) > 1 and run.get("reports") != "every step" else ""
+
+
 def write_table() -> None:
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
@@ -517,7 +534,8 @@ def write_table() -> None:
         "(`--device cpu`), once through the venv's `compatfix.pth` alone (`pth`) and once through",
         "`python -m compatfix` (`runner`). The clone is checked to be byte-identical afterwards.",
         "\"Shims used\" are those the `--report` shows were exercised (a restored name used, a call",
-        "redirected); \"applied\" (below the table) are all shims the run applied. The `cpu.*` shims",
+        "redirected); \"applied\" (below the table) are all shims the run applied, over all its steps",
+        "(\"last step only\" marks a run stored before each step kept its own report). The `cpu.*` shims",
         "are CPU mode's (`--device cpu`), which the zoo uses because it has no GPU: on a GPU machine a",
         "run does not use them. OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x,",
         "mmdet 2.x) are in [openmmlab-matrix.md](openmmlab-matrix.md).",
@@ -542,7 +560,8 @@ def write_table() -> None:
             lines.append("| [%s](https://github.com/%s) | `%s` | %s | %s (%s) | %s | %s | %s | %s |" % (
                 row["repo"], row["repo"], row["commit"][:7] + row["commit"][40:], row["field"],
                 run["stack"], run.get("stack_versions", ""), run["mode"],
-                status_of(run), ", ".join("`%s`" % s for s in sorted(run["used"])) or "none", left or "nothing"))
+                status_of(run), (", ".join("`%s`" % s for s in sorted(run["used"])) or "none") + last_step_only(run),
+                left or "nothing"))
     lines += prediction_section(rows)
     lines += ["", "## Commands and shims applied, per repository", ""]
     for row in rows:
@@ -555,9 +574,9 @@ def write_table() -> None:
         lines += [step["command"] for step in row["commands"]]
         lines += ["```", ""]
         for run in row["runs"]:
-            lines.append("- %s/%s: %s; applied: %s%s" % (
+            lines.append("- %s/%s: %s; applied: %s%s%s" % (
                 run["stack"], run["mode"], status_of(run), ", ".join(sorted(run["applied"])) or "none",
-                ("; FAILED shims: " + "; ".join(run["failed_shims"])) if run["failed_shims"] else ""))
+                last_step_only(run), ("; FAILED shims: " + "; ".join(run["failed_shims"])) if run["failed_shims"] else ""))
         lines.append("")
     with open(TABLE, "w") as handle:
         handle.write("\n".join(lines))
