@@ -22,14 +22,14 @@
 # most tests spend their time in subprocesses (interpreters, launchers, ranks).
 #
 # Environment: COMPATFIX_TEST_STACKS  space-separated subset/order of stacks
-#              (default "modern paper numpy1 timm1 mmold py312 transformers4 py313"; for local iteration only).
+#              (default "modern paper numpy1 timm1 mmold py312 transformers4 transformers50 py313"; for local iteration only).
 #              COMPATFIX_TEST_WORKERS  pytest-xdist workers per stack (default 2; 0 = serial)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1 mmold py312 transformers4 py313}"
+read -r -a STACKS <<< "${COMPATFIX_TEST_STACKS:-modern paper numpy1 timm1 mmold py312 transformers4 transformers50 py313}"
 
 echo "[test] checking prerequisites"
 if ! bash "$ROOT/scripts/setup-stacks.sh" --check lint "${STACKS[@]}"; then

@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-STACKS = ("modern", "paper", "numpy1", "timm1", "mmold", "py312", "transformers4", "py313")
+STACKS = ("modern", "paper", "numpy1", "timm1", "mmold", "py312", "transformers4", "transformers50", "py313")
 DEFAULT_STACK = "modern"
 
 

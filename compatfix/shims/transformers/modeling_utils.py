@@ -116,18 +116,20 @@ def register_like_post_init(model: Any) -> None:
         del model.init_weights
 
 
-def _finalize_after_post_init(original: Any) -> Any:
-    def _finalize_model_loading(model: Any, *args: Any, **kwargs: Any) -> Any:
-        # a model written for 3.x/4.x never called post_init() in its __init__
+def _registered_before_marking(original: Any) -> Any:
+    # from_pretrained's first reader of what post_init() registers, in every 5.x release
+    # (5.0 calls it from _finalize_load_state_dict, 5.24 from _finalize_model_loading); a
+    # model written for 3.x/4.x never called post_init() in its __init__
+    def mark_tied_weights_as_initialized(model: Any, *args: Any, **kwargs: Any) -> Any:
         if not hasattr(model, "all_tied_weights_keys"):
             register_like_post_init(model)
         return original(model, *args, **kwargs)
 
-    return _finalize_model_loading
+    return mark_tied_weights_as_initialized
 
 
 def register_old_models_on_load(module) -> None:
-    wrap(module.PreTrainedModel, "_finalize_model_loading", _finalize_after_post_init, POST_INIT_SHIM)
+    wrap(module.PreTrainedModel, "mark_tied_weights_as_initialized", _registered_before_marking, POST_INIT_SHIM)
 
 
 SHIMS = (

@@ -1,5 +1,6 @@
 """A model class written for transformers 3.x/4.x, whose __init__ never calls post_init(), loaded
-with from_pretrained on the real transformers 5.24: an AttributeError (all_tied_weights_keys)
+with from_pretrained on the real transformers 5.24 and 5.0.0 (the first 5.x, which reaches the
+same reader from another function): an AttributeError (all_tied_weights_keys)
 without compatfix; with it, the checkpoint's weights are loaded exactly (compared with the
 saved model's own tensors), the head it lacks is initialised, and the model saves and loads
 again. On transformers 4.57.6 such a model loads without the shim, which does not apply there."""
@@ -50,19 +51,27 @@ print("loaded")
 """
 
 
-@pytest.mark.stack("py312")
-def test_an_old_style_model_is_refused_without_compatfix():
+def script(tmp_path) -> str:
+    """CODE as a file: transformers 5.0 reads the model class's module's __file__, which
+    ``python -c`` lacks."""
+    path = tmp_path / "old_style_model.py"
+    path.write_text(CODE)
+    return str(path)
+
+
+@pytest.mark.stack("py312", "transformers50")
+def test_an_old_style_model_is_refused_without_compatfix(tmp_path):
     for env in (clean_env(compatfix=False),
                 clean_env(COMPATFIX_DISABLE="transformers.modeling_utils.PreTrainedModel.post_init")):
-        result = run_python(code=CODE, env=env)
+        result = run_python(script(tmp_path), env=env)
         assert result.stdout.split() == ["refused", "True"], result.stderr[-3000:]
 
 
-@pytest.mark.stack("py312", "transformers4")
+@pytest.mark.stack("py312", "transformers4", "transformers50")
 @pytest.mark.parametrize("device", ["", "cpu"])
-def test_an_old_style_model_loads_its_checkpoint_exactly(device):
+def test_an_old_style_model_loads_its_checkpoint_exactly(device, tmp_path):
     """Also in CPU mode, whose factory wrappers once cost transformers 5 its meta-device
     build: the model was built and initialised on the CPU, then its non-persistent buffers
     were replaced by uninitialised memory (position_ids garbage, an IndexError)."""
-    result = run_python(code=CODE, env=clean_env(COMPATFIX_DEVICE=device))
+    result = run_python(script(tmp_path), env=clean_env(COMPATFIX_DEVICE=device))
     assert result.stdout.split() == ["loaded"], result.stderr[-3000:]

@@ -92,3 +92,32 @@ def test_tokenization_utils_names_are_todays_objects():
         """
     )
     assert result.stdout.split() == ["ok"], result.stderr[-3000:]
+
+
+# transformers 5.0-5.2x: tokenization_utils is an alias module that transformers' __init__ puts
+# into sys.modules itself (no import runs), which the alias_module shim fills once transformers
+# has loaded. The names 5.0's sentencepiece module lacks:
+ALIAS_NAMES = ("BatchEncoding", "PaddingStrategy", "EncodedInput", "ADDED_TOKENS_FILE")
+ALIAS_CODE = """
+import transformers.tokenization_utils as t
+print([hasattr(t, n) for n in %r])
+from transformers.tokenization_utils import BatchEncoding, PaddingStrategy, ADDED_TOKENS_FILE
+import transformers.tokenization_utils_base as base
+assert BatchEncoding is base.BatchEncoding and ADDED_TOKENS_FILE == "added_tokens.json"
+assert PaddingStrategy.LONGEST.value == "longest" and BatchEncoding({"input_ids": [1]}).input_ids == [1]
+print("ok")
+""" % (ALIAS_NAMES,)
+
+
+@pytest.mark.stack("transformers50")
+def test_the_alias_module_of_5_0_lacks_the_names_without_compatfix():
+    for env in (clean_env(compatfix=False), clean_env(COMPATFIX_DISABLE="transformers.tokenization_utils.alias_module")):
+        result = run_python(code=ALIAS_CODE, env=env)
+        assert result.stdout.splitlines() == [str([False] * len(ALIAS_NAMES))], result.stdout + result.stderr[-2000:]
+        assert "cannot import name 'BatchEncoding'" in result.stderr, result.stderr[-2000:]
+
+
+@pytest.mark.stack("transformers50")
+def test_the_alias_module_of_5_0_gets_the_names():
+    result = run_python(code=ALIAS_CODE)
+    assert result.stdout.split("\n")[:2] == [str([True] * len(ALIAS_NAMES)), "ok"], result.stderr[-3000:]
