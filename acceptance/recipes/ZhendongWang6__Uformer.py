@@ -18,7 +18,7 @@ REPO = "ZhendongWang6/Uformer"
 FIELD = "restoration (denoising)"
 STACKS = ["modern"]
 CHECKPOINT = "logs/denoising/sidd/Uformer_T_zoo/models/model_latest.pth"
-INSTALLS = "natsort, h5py (requirements.txt; the stack has the others)"
+INSTALLS = "natsort, h5py, einops (requirements.txt; the stack has the others)"
 
 
 def make_data(root):
