@@ -535,7 +535,7 @@ def write_table() -> None:
         "`python -m compatfix` (`runner`). The clone is checked to be byte-identical afterwards.",
         "\"Shims used\" are those the `--report` shows were exercised (a restored name used, a call",
         "redirected); \"applied\" (below the table) are all shims the run applied, over all its steps",
-        "(\"last step only\" marks a run stored before each step kept its own report). The `cpu.*` shims",
+        "(\"last step only\": that run's record covers its last step only). The `cpu.*` shims",
         "are CPU mode's (`--device cpu`), which the zoo uses because it has no GPU: on a GPU machine a",
         "run does not use them. OpenMMLab's own model-zoo configs across mmcv 1.2-1.7 (mmseg 0.x,",
         "mmdet 2.x) are in [openmmlab-matrix.md](openmmlab-matrix.md).",

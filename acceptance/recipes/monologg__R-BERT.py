@@ -63,13 +63,10 @@ TINY_BERT = (
 )
 
 NOTES = (
-    "On transformers 5 (py312) both runs pass with two of compatfix's fixes: 5.x's `from_pretrained` reads what "
-    "`post_init()` registers, which a model written for 3.x/4.x like RBERT never calls "
-    "(`transformers.modeling_utils.PreTrainedModel.post_init` registers it); and CPU mode's factory wrappers "
-    "once hid them from torch's default-device context, so transformers 5 built the model on the CPU instead of "
-    "the meta device and left `position_ids` uninitialised (an IndexError; fixed in `cpu.torch.factories` and "
-    "`cpu.torch.half_as_float32`). On transformers 4.57 (transformers4) both runs pass, with 4.x's `AdamW` "
-    "restored (4.50 removed it)."
+    "On transformers 5 (py312) both runs pass: RBERT, a model class written for 3.x/4.x, never calls "
+    "`post_init()`, which 5.x's `from_pretrained` relies on; `transformers.modeling_utils.PreTrainedModel.post_init` "
+    "registers what that call would have, without re-initialising the loaded weights. On transformers 4.57 "
+    "(transformers4) both runs pass, with 4.x's `AdamW` restored (4.50 removed it)."
 )
 
 STEPS = [
